@@ -1,0 +1,55 @@
+# Every target creates .venv if it is missing; nothing is installed by hand.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test test-slow lint bench match demo play sandbox clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check engine bot tests tools
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(BIN)/python -m tools.bench_perft
+	$(BIN)/kibitz-engine bench
+
+# Debian's stockfish is the calibrated opponent; install it if it is missing.
+stockfish:
+	command -v stockfish >/dev/null 2>&1 || test -x /usr/games/stockfish || \
+		(apt-get update -qq && apt-get install -y -qq stockfish)
+
+# Sunfish pins an old python-chess, so it lives in a venv of its own.
+SUNFISH_VENV := .venv-sunfish
+$(SUNFISH_VENV)/.installed:
+	test -x $(SUNFISH_VENV)/bin/python || $(PYTHON) -m venv $(SUNFISH_VENV)
+	$(SUNFISH_VENV)/bin/python -m pip install --quiet 'sunfish>=2024.1'
+	touch $@
+
+match: $(STAMP) stockfish $(SUNFISH_VENV)/.installed
+	$(BIN)/python -m tools.match $(MATCH_ARGS)
+
+demo: $(STAMP)
+	$(BIN)/kibitz demo
+
+play: $(STAMP)
+	$(BIN)/kibitz play $(if $(CONFIG),--config $(CONFIG),)
+
+sandbox: $(STAMP)
+	$(BIN)/kibitz sandbox
+
+clean:
+	rm -rf $(VENV) $(SUNFISH_VENV) build *.egg-info
+	find . -name __pycache__ -prune -exec rm -rf {} +

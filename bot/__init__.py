@@ -1,0 +1,1 @@
+"""Kibitz bot: an asyncio Lichess Bot API service."""

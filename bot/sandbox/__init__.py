@@ -1,0 +1,1 @@
+"""A local Lichess-compatible server for tests and the demo."""

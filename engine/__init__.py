@@ -1,0 +1,1 @@
+"""Kibitz chess engine: a UCI engine compiled with numba."""
