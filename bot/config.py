@@ -1,0 +1,528 @@
+"""The bot's configuration: config.yml read once into frozen dataclasses.
+
+`Config()` with no arguments is the documented default configuration (the
+root config.yml spells out the same values). `load_config(path)` reads a YAML
+file over those defaults: every key is checked, every error names the file,
+the key path and what is allowed, unknown keys get a did-you-mean, and all
+problems are reported together in one `ConfigError`.
+
+The token is never part of the configuration (see bot/token.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import string
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+import yaml
+
+T = TypeVar("T")
+
+# The variants the engine can play (standard rules; chess960 castling).
+PLAYABLE_VARIANTS = ("standard", "chess960", "fromPosition")
+SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+CHAT_ROOMS = ("player", "spectator")
+GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; `problems` lists every reason."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class _Invalid(Exception):
+    """One value is not allowed; the message says what is (`must be ...`)."""
+
+
+# --- value checks: raw YAML value -> typed value, or _Invalid -------------------------
+
+Check = Callable[[Any], Any]
+
+
+def _got(value: object) -> str:
+    return f"got {value!r}"
+
+
+def _number(minimum: float | None = None, maximum: float | None = None,
+            what: str = "a number of seconds", exclusive_min: bool = False) -> Check:
+    def check(value: Any) -> float:
+        bounds = []
+        if minimum is not None:
+            bounds.append(f"{'>' if exclusive_min else '>='} {minimum:g}")
+        if maximum is not None:
+            bounds.append(f"<= {maximum:g}")
+        allowed = f"must be {what}" + (f" {' and '.join(bounds)}" if bounds else "")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Invalid(f"{allowed}, {_got(value)}")
+        number = float(value)
+        too_low = minimum is not None and (
+            number <= minimum if exclusive_min else number < minimum)
+        if not math.isfinite(number) or too_low or (maximum is not None and number > maximum):
+            raise _Invalid(f"{allowed}, {_got(value)}")
+        return number
+    return check
+
+
+def _integer(minimum: int | None = None, maximum: int | None = None,
+             what: str = "an integer") -> Check:
+    def check(value: Any) -> int:
+        bounds = []
+        if minimum is not None:
+            bounds.append(f">= {minimum}")
+        if maximum is not None:
+            bounds.append(f"<= {maximum}")
+        allowed = f"must be {what}" + (f" {' and '.join(bounds)}" if bounds else "")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Invalid(f"{allowed}, {_got(value)}")
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise _Invalid(f"{allowed}, {_got(value)}")
+        return value
+    return check
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid(f"must be true or false, {_got(value)}")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Invalid(f"must be a text string, {_got(value)}")
+    return value
+
+
+def _choice(*allowed: str) -> Check:
+    def check(value: Any) -> str:
+        if value not in allowed:
+            raise _Invalid(f"must be one of {', '.join(allowed)}, {_got(value)}")
+        return str(value)
+    return check
+
+
+def _choices(*allowed: str, nonempty: bool = False) -> Check:
+    """A list drawn from `allowed`, without repeats; kept as a tuple."""
+    def check(value: Any) -> tuple[str, ...]:
+        what = f"a list of {', '.join(allowed)}" + (" (at least one)" if nonempty else "")
+        if not isinstance(value, list) or (nonempty and not value):
+            raise _Invalid(f"must be {what}, {_got(value)}")
+        bad = [item for item in value if item not in allowed]
+        if bad:
+            raise _Invalid(f"must be {what}; {bad[0]!r} is not one of them")
+        if len(set(value)) != len(value):
+            raise _Invalid(f"must be {what} without repeats, {_got(value)}")
+        return tuple(value)
+    return check
+
+
+def _usernames(value: Any) -> tuple[str, ...]:
+    """Lichess user names, compared case-insensitively, so kept lower-case."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _Invalid(f"must be a list of user names, {_got(value)}")
+    return tuple(name.lower() for name in value)
+
+
+def _path(value: Any) -> Path:
+    if not isinstance(value, str) or not value:
+        raise _Invalid(f"must be a file or directory path, {_got(value)}")
+    return Path(value)
+
+
+def _optional(check: Check) -> Check:
+    def optional(value: Any) -> Any:
+        return None if value is None else check(value)
+    return optional
+
+
+def _paths(value: Any) -> tuple[Path, ...]:
+    if not isinstance(value, list):
+        raise _Invalid(f"must be a list of paths, {_got(value)}")
+    try:
+        return tuple(_path(item) for item in value)
+    except _Invalid:
+        raise _Invalid(f"must be a list of paths, {_got(value)}") from None
+
+
+def _url(value: Any) -> str:
+    allowed = "must be an http:// or https:// URL"
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        raise _Invalid(f"{allowed}, {_got(value)}")
+    host = value.split("://", 1)[1].split("/", 1)[0]
+    if not host or any(ch.isspace() for ch in value):
+        raise _Invalid(f"{allowed} with a host name, {_got(value)}")
+    return value.rstrip("/")
+
+
+def _engine_command(value: Any) -> tuple[str, ...] | None:
+    """null (the built-in engine), a program path, or an argv list."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value:
+        return (value,)
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise _Invalid("must be null (the built-in engine), a program path, or a list of "
+                   f"program and arguments, {_got(value)}")
+
+
+def _uci_options(value: Any) -> Mapping[str, str | int | bool]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"must be a mapping of UCI option names to values, {_got(value)}")
+    for name, option in value.items():
+        if not isinstance(name, str) or not name:
+            raise _Invalid(f"option names must be text, {_got(name)}")
+        if not isinstance(option, str | int | bool):
+            raise _Invalid(f"option {name!r} must be a number, text or true/false, "
+                           f"{_got(option)}")
+    return MappingProxyType(dict(value))
+
+
+def _books(value: Any) -> Mapping[str, tuple[Path, ...]]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"must be a mapping of variant to a list of book paths, {_got(value)}")
+    books: dict[str, tuple[Path, ...]] = {}
+    for variant, paths in value.items():
+        if variant not in PLAYABLE_VARIANTS:
+            raise _Invalid(f"variants must be one of {', '.join(PLAYABLE_VARIANTS)}, "
+                           f"{_got(variant)}")
+        try:
+            books[variant] = _paths(paths)
+        except _Invalid as error:
+            raise _Invalid(f"{variant}: {error}") from None
+    return MappingProxyType(books)
+
+
+def _greeting(value: Any) -> str:
+    """A chat line with {me}, {opponent}, {engine} placeholders; empty = say nothing."""
+    text = _text(value)
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+    except ValueError as error:
+        raise _Invalid(f"must be a valid template ({error}; write {{{{ for a literal "
+                       f"brace), {_got(value)}") from None
+    for name in fields:
+        if name not in GREETING_PLACEHOLDERS:
+            allowed = ", ".join("{" + p + "}" for p in GREETING_PLACEHOLDERS)
+            raise _Invalid(f"may use only the placeholders {allowed}, got {{{name}}}")
+    return text
+
+
+# --- declaring keys -----------------------------------------------------------------
+
+
+def _check(check: Check) -> dict[str, Check]:
+    """Field metadata of a scalar key: how its raw YAML value is checked.
+
+    Fields without it are sections (nested dataclasses)."""
+    return {"check": check}
+
+
+def _key(default: T, check: Check) -> T:
+    """A scalar key with an immutable default."""
+    return field(default=default, metadata=_check(check))
+
+
+def _key_factory(factory: Callable[[], T], check: Check) -> T:
+    """A scalar key whose default is built per instance (a read-only mapping)."""
+    return field(default_factory=factory, metadata=_check(check))
+
+
+# --- the sections -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    command: tuple[str, ...] | None = _key(None, _engine_command)
+    options: Mapping[str, str | int | bool] = _key_factory(
+        lambda: MappingProxyType({"Hash": 64}), _uci_options)
+    move_overhead_s: float = _key(0.1, _number(0))
+    first_move_s: float = _key(3.0, _number(0, exclusive_min=True))
+    ponder: bool = _key(False, _boolean)
+    spare: bool = _key(True, _boolean)
+
+
+@dataclass(frozen=True)
+class ChallengeConfig:
+    concurrency: int = _key(2, _integer(1, what="a number of games"))
+    variants: tuple[str, ...] = _key(PLAYABLE_VARIANTS, _choices(*PLAYABLE_VARIANTS))
+    speeds: tuple[str, ...] = _key(("bullet", "blitz", "rapid", "classical"), _choices(*SPEEDS))
+    min_base_s: float = _key(0.0, _number(0))
+    max_base_s: float = _key(10800.0, _number(0))
+    min_increment_s: float = _key(0.0, _number(0))
+    max_increment_s: float = _key(180.0, _number(0))
+    accept_rated: bool = _key(True, _boolean)
+    accept_casual: bool = _key(True, _boolean)
+    accept_bots: bool = _key(True, _boolean)
+    accept_humans: bool = _key(True, _boolean)
+    block_list: tuple[str, ...] = _key((), _usernames)
+    allow_list: tuple[str, ...] = _key((), _usernames)
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    abort_after_s: float = _key(30.0, _number(0, exclusive_min=True))
+    claim_victory: bool = _key(True, _boolean)
+    shutdown_grace_s: float = _key(60.0, _number(0))
+    shutdown_action: str = _key("resign", _choice("resign", "abandon"))
+
+
+@dataclass(frozen=True)
+class ChatConfig:
+    kibitz_every: int = _key(1, _integer(0, what="a number of moves"))
+    kibitz_rooms: tuple[str, ...] = _key(("spectator",), _choices(*CHAT_ROOMS))
+    greeting_start: str = _key("Hi {opponent}, I am {me}, running {engine}. Good luck!",
+                               _greeting)
+    greeting_end: str = _key("Thanks for the game, {opponent}!", _greeting)
+    greeting_rooms: tuple[str, ...] = _key(("player", "spectator"), _choices(*CHAT_ROOMS))
+    eval_for_opponent: bool = _key(False, _boolean)
+
+
+@dataclass(frozen=True)
+class BookConfig:
+    enabled: bool = _key(False, _boolean)
+    books: Mapping[str, tuple[Path, ...]] = _key_factory(
+        lambda: MappingProxyType({"standard": (), "chess960": ()}), _books)
+    selection: str = _key("weighted_random",
+                          _choice("best_move", "weighted_random", "uniform_random"))
+    min_weight: int = _key(1, _integer(0))
+    max_depth: int = _key(20, _integer(0, what="a number of plies"))
+
+
+@dataclass(frozen=True)
+class TablebaseConfig:
+    syzygy_paths: tuple[Path, ...] = _key((), _paths)
+    quality: str = _key("best", _choice("best", "suggest"))
+
+
+@dataclass(frozen=True)
+class OnlineSourceConfig:
+    enabled: bool = _key(False, _boolean)
+    timeout_s: float = _key(2.0, _number(0, exclusive_min=True))
+    max_misses: int = _key(3, _integer(0, what="a number of failed requests"))
+
+
+@dataclass(frozen=True)
+class CloudEvalConfig(OnlineSourceConfig):
+    min_depth: int = _key(20, _integer(1, what="a search depth"))
+
+
+@dataclass(frozen=True)
+class OnlineTablebaseConfig(OnlineSourceConfig):
+    max_pieces: int = _key(7, _integer(3, 7, what="a number of pieces"))
+
+
+@dataclass(frozen=True)
+class OnlineConfig:
+    explorer: OnlineSourceConfig = field(default_factory=OnlineSourceConfig)
+    cloud_eval: CloudEvalConfig = field(default_factory=CloudEvalConfig)
+    online_tablebase: OnlineTablebaseConfig = field(default_factory=OnlineTablebaseConfig)
+
+
+@dataclass(frozen=True)
+class DrawConfig:
+    offer: bool = _key(False, _boolean)
+    accept: bool = _key(True, _boolean)
+    margin_cp: int = _key(20, _integer(0, what="a score in centipawns"))
+    moves: int = _key(10, _integer(1, what="a number of moves"))
+    min_move: int = _key(30, _integer(0, what="a full-move number"))
+
+
+@dataclass(frozen=True)
+class ResignConfig:
+    enabled: bool = _key(False, _boolean)
+    threshold_cp: int = _key(-800, _integer(maximum=-1, what="a score in centipawns"))
+    moves: int = _key(5, _integer(1, what="a number of moves"))
+
+
+@dataclass(frozen=True)
+class TakebackConfig:
+    max_per_game: int = _key(0, _integer(0, what="a number of takebacks"))
+
+
+@dataclass(frozen=True)
+class PgnConfig:
+    enabled: bool = _key(True, _boolean)
+    dir: Path = field(default=Path("games"), metadata=_check(_path))
+    grouping: str = _key("game", _choice("game", "opponent", "single"))
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    level: str = _key("info", _choice(*LOG_LEVELS))
+    game_log: bool = _key(True, _boolean)
+    game_log_dir: Path | None = field(default=None, metadata=_check(_optional(_path)))
+    status_interval_s: float = _key(60.0, _number(0))
+    live_view: str = _key("auto", _choice("auto", "always", "never"))
+
+
+@dataclass(frozen=True)
+class Config:
+    url: str = _key("https://lichess.org", _url)
+    token_file: Path | None = field(default=None, metadata=_check(_optional(_path)))
+    state_dir: Path = field(default=Path("state"), metadata=_check(_path))
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    challenge: ChallengeConfig = field(default_factory=ChallengeConfig)
+    game: GameConfig = field(default_factory=GameConfig)
+    chat: ChatConfig = field(default_factory=ChatConfig)
+    book: BookConfig = field(default_factory=BookConfig)
+    tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
+    online: OnlineConfig = field(default_factory=OnlineConfig)
+    draw: DrawConfig = field(default_factory=DrawConfig)
+    resign: ResignConfig = field(default_factory=ResignConfig)
+    takeback: TakebackConfig = field(default_factory=TakebackConfig)
+    pgn: PgnConfig = field(default_factory=PgnConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+
+
+# Checks that span two keys: (path of the lower key, path of the upper key).
+_ORDERED_PAIRS = (
+    ("challenge.min_base_s", "challenge.max_base_s"),
+    ("challenge.min_increment_s", "challenge.max_increment_s"),
+)
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key written twice in one mapping."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)  # type: ignore[no-untyped-call]
+        if isinstance(key, str) and key in seen:
+            mark = key_node.start_mark
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice (line {mark.line + 1})", mark)
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _is_section(f: dataclasses.Field[Any]) -> bool:
+    return "check" not in f.metadata
+
+
+def all_key_paths(cls: type = Config, prefix: str = "") -> Iterator[str]:
+    """Every leaf key of the configuration, as dotted paths ("challenge.min_base_s")."""
+    for f in dataclasses.fields(cls):
+        path = prefix + f.name
+        if _is_section(f):
+            yield from all_key_paths(_section_type(cls, f.name), path + ".")
+        else:
+            yield path
+
+
+def _section_type(cls: type, name: str) -> type:
+    """The dataclass of a section (annotations are strings here, the default is not)."""
+    return type(getattr(cls(), name))
+
+
+def _suggest(name: str, here: list[str], prefix: str) -> str:
+    close = difflib.get_close_matches(name, here, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {prefix}{close[0]}?"
+    elsewhere = [p for p in all_key_paths() if p.rsplit(".", 1)[-1] == name]
+    if elsewhere:
+        return f"; did you mean {elsewhere[0]}?"
+    return f"; allowed here: {', '.join(here)}"
+
+
+def _build(cls: type[T], raw: Any, prefix: str, where: str, problems: list[str]) -> T:
+    """A section from its raw mapping: defaults for missing keys, problems collected."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        name = prefix.rstrip(".") or "the top level"
+        problems.append(f"{where}: {name}: must be a mapping of keys, {_got(raw)}")
+        return cls()
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for name in raw:
+        if name not in fields:
+            problems.append(f"{where}: {prefix}{name}: unknown key"
+                            f"{_suggest(str(name), list(fields), prefix)}")
+    values: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name not in raw:
+            continue
+        if _is_section(f):
+            values[name] = _build(_section_type(cls, name), raw[name], f"{prefix}{name}.",
+                                  where, problems)
+            continue
+        try:
+            values[name] = f.metadata["check"](raw[name])
+        except _Invalid as error:
+            problems.append(f"{where}: {prefix}{name}: {error}")
+    return cls(**values)
+
+
+def _lookup(config: Config, path: str) -> Any:
+    value: Any = config
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def parse_config(text: str, where: str = "<config>") -> Config:
+    """The configuration from YAML text; `where` names the source in error messages."""
+    try:
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as error:
+        raise ConfigError([f"{where}: not valid YAML: {error}"]) from None
+    problems: list[str] = []
+    config = _build(Config, raw, "", where, problems)
+    for low, high in _ORDERED_PAIRS:
+        if _lookup(config, low) > _lookup(config, high):
+            problems.append(f"{where}: {low}: must not be greater than {high} "
+                            f"({_lookup(config, low):g} > {_lookup(config, high):g})")
+    if problems:
+        raise ConfigError(problems)
+    return config
+
+
+def load_config(path: Path | None) -> Config:
+    """The configuration in `path`, or the documented defaults when `path` is None."""
+    if path is None:
+        return Config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([f"{path}: no such configuration file"]) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError([f"{path}: cannot be read: {error}"]) from None
+    return parse_config(text, str(path))
+
+
+def to_plain(value: Any) -> Any:
+    """The configuration as plain YAML-ready data (the inverse of loading)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {key: to_plain(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [to_plain(item) for item in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def dump_config(config: Config) -> str:
+    """The effective configuration as YAML (no secrets: the token is not part of it)."""
+    return yaml.safe_dump(to_plain(config), sort_keys=False, default_flow_style=False,
+                          allow_unicode=True)
