@@ -52,7 +52,7 @@ def test_every_key_in_the_file_is_known_and_every_known_key_is_in_the_file() -> 
     assert KNOWN_KEYS - set(in_file) == set(), "keys the program knows missing from config.yml"
     defaults = _leaves(to_plain(Config()))
     for path, value in in_file.items():
-        assert value == defaults[path], f"{path}: config.yml says {value!r}, default {defaults[path]!r}"
+        assert value == defaults[path], f"{path}: file {value!r}, default {defaults[path]!r}"
 
 
 def test_every_key_in_the_file_has_a_comment() -> None:
