@@ -1,0 +1,100 @@
+"""The sd_notify protocol against a real AF_UNIX datagram socket standing in for systemd."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot import sdnotify
+
+
+class FakeSystemd:
+    """A bound datagram socket, as systemd's notify socket is."""
+
+    def __init__(self, address: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(address)
+        self.sock.settimeout(2.0)
+
+    def receive(self) -> list[str]:
+        return self.sock.recv(4096).decode().split("\n")
+
+    def pending(self) -> list[list[str]]:
+        messages = []
+        self.sock.setblocking(False)
+        try:
+            while True:
+                messages.append(self.sock.recv(4096).decode().split("\n"))
+        except BlockingIOError:
+            return messages
+        finally:
+            self.sock.settimeout(2.0)
+
+
+@pytest.fixture
+def socket_path() -> Iterator[Path]:
+    # AF_UNIX paths are limited to 107 bytes: keep it short rather than under tmp_path.
+    with tempfile.TemporaryDirectory(prefix="kbz") as directory:
+        yield Path(directory) / "notify"
+
+
+def test_messages_reach_a_path_socket(socket_path: Path) -> None:
+    systemd = FakeSystemd(str(socket_path))
+    env = {"NOTIFY_SOCKET": str(socket_path)}
+    assert sdnotify.notify_ready("playing 0 games", environ=env)
+    assert systemd.receive() == ["READY=1", "STATUS=playing 0 games"]
+    assert sdnotify.notify_status("2 games\nin progress", environ=env)
+    assert systemd.receive() == ["STATUS=2 games in progress"]
+    assert sdnotify.notify_extend_timeout(90, environ=env)
+    assert systemd.receive() == ["EXTEND_TIMEOUT_USEC=90000000"]
+    assert sdnotify.notify_stopping(environ=env)
+    assert systemd.receive() == ["STOPPING=1"]
+
+
+def test_abstract_namespace_socket() -> None:
+    name = f"kibitz-test-{os.getpid()}"
+    systemd = FakeSystemd("\0" + name)
+    env = {"NOTIFY_SOCKET": "@" + name}
+    assert sdnotify.notify_socket_address(env) == "\0" + name
+    assert sdnotify.notify_ready(environ=env)
+    assert systemd.receive() == ["READY=1"]
+
+
+def test_without_systemd_nothing_is_sent_and_nothing_fails(socket_path: Path) -> None:
+    assert not sdnotify.notify_ready(environ={})
+    assert sdnotify.watchdog_interval_s({"WATCHDOG_USEC": "1000000"}) is None
+    # A socket that is gone (systemd restarted, say) is reported, not raised.
+    assert not sdnotify.notify_stopping(environ={"NOTIFY_SOCKET": str(socket_path)})
+    assert not sdnotify.notify_ready(environ={"NOTIFY_SOCKET": "relative/name"})
+
+
+def test_watchdog_interval_belongs_to_this_process(socket_path: Path) -> None:
+    env = {"NOTIFY_SOCKET": str(socket_path), "WATCHDOG_USEC": "30000000"}
+    assert sdnotify.watchdog_interval_s(env) == 30.0
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_PID": str(os.getpid())}) == 30.0
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_PID": "1"}) is None
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_USEC": "soon"}) is None
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_USEC": "0"}) is None
+
+
+async def test_watchdog_pings_at_half_the_timeout(socket_path: Path) -> None:
+    systemd = FakeSystemd(str(socket_path))
+    env = {"NOTIFY_SOCKET": str(socket_path), "WATCHDOG_USEC": "200000"}  # 0.2 s
+    task = asyncio.create_task(sdnotify.run_watchdog(env))
+    await asyncio.sleep(0.35)  # pings at 0, 0.1, 0.2, 0.3 s
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pings = systemd.pending()
+    assert 2 <= len(pings) <= 5  # a loaded machine may be late, never early
+    assert all(ping == ["WATCHDOG=1"] for ping in pings)
+
+
+async def test_watchdog_returns_at_once_without_a_watchdog() -> None:
+    await asyncio.wait_for(sdnotify.run_watchdog({}), timeout=1.0)
