@@ -74,7 +74,8 @@ def register_online_routes(app: web.Application,
     """Add ``/lichess``, ``/api/cloud-eval`` and ``/standard`` to ``app``; returns the tables."""
     tables = fixtures if fixtures is not None else OnlineFixtures()
 
-    async def fault(service: str) -> web.Response | None:
+    async def checked_fen(service: str, request: web.Request) -> str | web.Response:
+        """The request's FEN, or the reply to send instead (an injected fault, a bad FEN)."""
         tables.requests[service] = tables.requests.get(service, 0) + 1
         delay = tables.delay_s.get(service, 0.0)
         if delay > 0:
@@ -82,35 +83,26 @@ def register_online_routes(app: web.Application,
         status = tables.fail_status.get(service)
         if status is not None:
             return web.json_response({"error": f"injected HTTP {status}"}, status=status)
-        return None
-
-    def fen_of(request: web.Request) -> str | None:
-        fen = request.query.get("fen")
-        if fen is None:
-            return None
+        fen = request.query.get("fen", "")
         try:
             chess.Board(fen.replace("_", " "))
         except ValueError:
-            return None
+            return web.json_response({"error": "Invalid fen"}, status=400)
         return fen
 
     async def explorer(request: web.Request) -> web.Response:
-        if (failed := await fault("explorer")) is not None:
-            return failed
-        fen = fen_of(request)
-        if fen is None:
-            return web.json_response({"error": "Invalid fen"}, status=400)
+        fen = await checked_fen("explorer", request)
+        if isinstance(fen, web.Response):
+            return fen
         moves = tables.explorer.get(position_key(fen), [])
         totals = {k: sum(int(m[k]) for m in moves) for k in ("white", "draws", "black")}
         return web.json_response({**totals, "moves": moves, "topGames": [], "recentGames": [],
                                   "opening": None})
 
     async def cloud_eval(request: web.Request) -> web.Response:
-        if (failed := await fault("cloud_eval")) is not None:
-            return failed
-        fen = fen_of(request)
-        if fen is None:
-            return web.json_response({"error": "Invalid fen"}, status=400)
+        fen = await checked_fen("cloud_eval", request)
+        if isinstance(fen, web.Response):
+            return fen
         found = tables.cloud_eval.get(position_key(fen))
         if found is None:
             return web.json_response(
@@ -118,11 +110,9 @@ def register_online_routes(app: web.Application,
         return web.json_response(found)
 
     async def tablebase(request: web.Request) -> web.Response:
-        if (failed := await fault("tablebase")) is not None:
-            return failed
-        fen = fen_of(request)
-        if fen is None:
-            return web.json_response({"error": "Invalid fen"}, status=400)
+        fen = await checked_fen("tablebase", request)
+        if isinstance(fen, web.Response):
+            return fen
         found: Mapping[str, Any] = tables.tablebase.get(
             position_key(fen), {"category": "unknown", "moves": []})
         return web.json_response(dict(found))
