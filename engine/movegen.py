@@ -1,0 +1,373 @@
+"""Move generation and attack queries over the mailbox board (see ``engine.constants``).
+
+All functions are compiled with numba and take the position arrays of ``engine.board``:
+
+``is_square_attacked(board, sq, by) -> bool``
+    Is mailbox square ``sq`` attacked by a piece of color ``by``?
+``in_check(board, stack, meta) -> bool``
+    Is the side to move in check?  Cached in the state row (``S_CHECK``).
+``gen_moves(board, stack, meta, moves) -> int``
+    All pseudo-legal moves into ``moves`` (int32, at least ``MAX_MOVES`` long); returns the
+    count.  Castling is generated only when it is legal apart from the final check test
+    (rights, empty squares, king not in check and not passing through an attacked square).
+``gen_captures(board, stack, meta, moves) -> int``
+    Pseudo-legal captures (en passant included) and promotions (quiet ones too, all four
+    pieces): the moves of a quiescence search.  When the side to move is in check, a
+    quiescence search should use ``gen_moves`` instead (all evasions).
+``is_legal(board, stack, meta, move) -> bool``
+    Does a pseudo-legal move from the generators leave the own king safe?  Only king moves,
+    en passant, castling, moves in check and moves of pieces on a line with their king need
+    an attack test; every other move is legal at once.
+``gen_legal(board, stack, meta, moves) -> int``
+    The legal moves only (generate, then filter with ``is_legal``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.constants import (
+    BISHOP,
+    BISHOP_STEPS,
+    BLACK_RANK_SHIFT,
+    C1,
+    CASTLE_WK,
+    D1,
+    F1,
+    FLAG_CAPTURE,
+    FLAG_CASTLE,
+    FLAG_DOUBLE,
+    FLAG_EP,
+    G1,
+    KING,
+    KING_STEPS,
+    KNIGHT,
+    KNIGHT_STEPS,
+    LINE_STEP,
+    M_PLY,
+    M_ROOK,
+    MOVE_PROMO_SHIFT,
+    MOVE_SQ_MASK,
+    MOVE_TO_SHIFT,
+    PAWN,
+    QUEEN,
+    ROOK,
+    ROOK_STEPS,
+    S_CASTLE,
+    S_CHECK,
+    S_EP,
+    S_KING,
+    S_SIDE,
+    WHITE,
+)
+from engine.jit import njit
+
+BoardArray = npt.NDArray[np.int8]
+StackArray = npt.NDArray[np.int32]
+MetaArray = npt.NDArray[np.int32]
+MoveArray = npt.NDArray[np.int32]
+
+_QUIET_PROMOS = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
+
+
+@njit
+def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
+    """Is ``sq`` attacked by a piece of color ``by`` (the occupant of ``sq`` is ignored)?"""
+    hi = by << 3
+    # pawns: a white pawn attacks up-left/up-right, so it stands 9 or 11 below the square
+    if by == WHITE:
+        if board[sq - 9] == PAWN or board[sq - 11] == PAWN:
+            return True
+    elif board[sq + 9] == (PAWN | 8) or board[sq + 11] == (PAWN | 8):
+        return True
+    knight = KNIGHT | hi
+    for i in range(8):
+        if board[sq + KNIGHT_STEPS[i]] == knight:
+            return True
+    king = KING | hi
+    for i in range(8):
+        if board[sq + KING_STEPS[i]] == king:
+            return True
+    bishop = BISHOP | hi
+    rook = ROOK | hi
+    queen = QUEEN | hi
+    for i in range(4):
+        step = BISHOP_STEPS[i]
+        s = sq + step
+        p = board[s]
+        while p == 0:
+            s += step
+            p = board[s]
+        if p == bishop or p == queen:  # noqa: SIM109 (fastest in numba)
+            return True
+    for i in range(4):
+        step = ROOK_STEPS[i]
+        s = sq + step
+        p = board[s]
+        while p == 0:
+            s += step
+            p = board[s]
+        if p == rook or p == queen:  # noqa: SIM109
+            return True
+    return False
+
+
+@njit
+def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
+    """Is the side to move in check?  Computed once per position and cached in ``S_CHECK``."""
+    ply = meta[M_PLY]
+    cached = stack[ply, S_CHECK]
+    if cached >= 0:
+        return bool(cached == 1)
+    us = stack[ply, S_SIDE]
+    checked = is_square_attacked(board, stack[ply, S_KING + us], 1 - us)
+    stack[ply, S_CHECK] = 1 if checked else 0
+    return checked
+
+
+@njit
+def _add_pawn_moves(
+    moves: MoveArray, n: int, frm: int, to: int, flags: int, last_rank: bool
+) -> int:
+    base = frm | (to << MOVE_TO_SHIFT) | flags
+    if last_rank:
+        for i in range(4):
+            moves[n] = base | (_QUIET_PROMOS[i] << MOVE_PROMO_SHIFT)
+            n += 1
+    else:
+        moves[n] = base
+        n += 1
+    return n
+
+
+@njit
+def _gen_castling(
+    board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray, n: int
+) -> int:
+    """Castling moves of the side to move, chess960 rules (the standard game is a special case)."""
+    ply = meta[M_PLY]
+    us = stack[ply, S_SIDE]
+    rights = stack[ply, S_CASTLE]
+    them = 1 - us
+    ksq = stack[ply, S_KING + us]
+    shift = BLACK_RANK_SHIFT * us
+    for side in range(2):  # 0: king side (towards h), 1: queen side (towards a)
+        right = 2 * us + side
+        if not rights & (CASTLE_WK << right):
+            continue
+        rsq = meta[M_ROOK + right]
+        kto = (G1 if side == 0 else C1) + shift
+        rto = (F1 if side == 0 else D1) + shift
+        # every square the king or the rook crosses or lands on must be empty, except that the
+        # king and the castling rook themselves may stand there (chess960 overlaps)
+        lo = min(ksq, kto, rsq, rto)
+        hi = max(ksq, kto, rsq, rto)
+        blocked = False
+        for s in range(lo, hi + 1):
+            if s != ksq and s != rsq and board[s] != 0:
+                blocked = True
+                break
+        if blocked:
+            continue
+        # the king may not start in, or pass through, check; the landing square is tested
+        # by is_legal once the rook has moved too
+        king = board[ksq]
+        board[ksq] = 0
+        safe = True
+        step = 1 if kto > ksq else -1
+        s = ksq
+        while s != kto:
+            if is_square_attacked(board, s, them):
+                safe = False
+                break
+            s += step
+        board[ksq] = king
+        if safe:
+            moves[n] = ksq | (rsq << MOVE_TO_SHIFT) | FLAG_CASTLE
+            n += 1
+    return n
+
+
+@njit
+def _gen(
+    board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray, quiets: bool
+) -> int:
+    ply = meta[M_PLY]
+    us = stack[ply, S_SIDE]
+    ep = stack[ply, S_EP]
+    fwd = 10 if us == WHITE else -10
+    start_rank = 1 if us == WHITE else 6
+    promo_rank = 7 if us == WHITE else 0
+    n = 0
+    for frm in range(21, 99):
+        piece = board[frm]
+        if piece <= 0 or (piece >> 3) != us:
+            continue
+        ptype = piece & 7
+        if ptype == PAWN:
+            to = frm + fwd
+            last = (to // 10 - 2) == promo_rank
+            if board[to] == 0:
+                if last:
+                    n = _add_pawn_moves(moves, n, frm, to, 0, True)
+                elif quiets:
+                    moves[n] = frm | (to << MOVE_TO_SHIFT)
+                    n += 1
+                    if (frm // 10 - 2) == start_rank and board[to + fwd] == 0:
+                        moves[n] = frm | ((to + fwd) << MOVE_TO_SHIFT) | FLAG_DOUBLE
+                        n += 1
+            for side in (-1, 1):
+                cap = to + side
+                target = board[cap]
+                if target > 0 and (target >> 3) != us:
+                    n = _add_pawn_moves(moves, n, frm, cap, FLAG_CAPTURE, last)
+                elif cap == ep and ep != 0:
+                    moves[n] = frm | (cap << MOVE_TO_SHIFT) | FLAG_CAPTURE | FLAG_EP
+                    n += 1
+        elif ptype == KNIGHT or ptype == KING:  # noqa: SIM109
+            steps = KNIGHT_STEPS if ptype == KNIGHT else KING_STEPS
+            for i in range(8):
+                to = frm + steps[i]
+                target = board[to]
+                if target == 0:
+                    if quiets:
+                        moves[n] = frm | (to << MOVE_TO_SHIFT)
+                        n += 1
+                elif target > 0 and (target >> 3) != us:
+                    moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
+                    n += 1
+        else:
+            first = 4 if ptype == ROOK else 0
+            last_dir = 4 if ptype == BISHOP else 8
+            for d in range(first, last_dir):
+                step = BISHOP_STEPS[d] if d < 4 else ROOK_STEPS[d - 4]
+                to = frm + step
+                target = board[to]
+                while target == 0:
+                    if quiets:
+                        moves[n] = frm | (to << MOVE_TO_SHIFT)
+                        n += 1
+                    to += step
+                    target = board[to]
+                if target > 0 and (target >> 3) != us:
+                    moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
+                    n += 1
+    if quiets and stack[ply, S_CASTLE] != 0 and not in_check(board, stack, meta):
+        n = _gen_castling(board, stack, meta, moves, n)
+    return n
+
+
+@njit
+def gen_moves(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
+    """All pseudo-legal moves of the side to move into ``moves``; returns how many."""
+    return _gen(board, stack, meta, moves, True)
+
+
+@njit
+def gen_captures(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
+    """Pseudo-legal captures (with en passant) and promotions; returns how many."""
+    return _gen(board, stack, meta, moves, False)
+
+
+@njit
+def _exposes_king(board: BoardArray, ksq: int, step: int, them: int) -> bool:
+    """Does the first piece from ``ksq`` along ``step`` give check along that line?"""
+    s = ksq + step
+    p = board[s]
+    while p == 0:
+        s += step
+        p = board[s]
+    if p <= 0 or (p >> 3) != them:
+        return False
+    ptype = p & 7
+    if ptype == QUEEN:
+        return True
+    diagonal = step == 9 or step == -9 or step == 11 or step == -11
+    return bool(ptype == (BISHOP if diagonal else ROOK))
+
+
+@njit
+def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
+    """Does the pseudo-legal ``move`` leave the mover's king out of check?"""
+    ply = meta[M_PLY]
+    us = stack[ply, S_SIDE]
+    them = 1 - us
+    ksq = stack[ply, S_KING + us]
+    frm = move & MOVE_SQ_MASK
+    to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
+    if move & FLAG_CASTLE:
+        # put king and rook on their castled squares, test the king, put them back
+        shift = BLACK_RANK_SHIFT * us
+        kto = (G1 if to > frm else C1) + shift
+        rto = (F1 if to > frm else D1) + shift
+        king = board[frm]
+        rook = board[to]
+        board[frm] = 0
+        board[to] = 0
+        board[kto] = king
+        board[rto] = rook
+        attacked = is_square_attacked(board, kto, them)
+        board[kto] = 0
+        board[rto] = 0
+        board[frm] = king
+        board[to] = rook
+        return not attacked
+    if frm == ksq:
+        king = board[frm]
+        board[frm] = 0  # the king does not shield the squares behind it
+        attacked = is_square_attacked(board, to, them)
+        board[frm] = king
+        return not attacked
+    if move & FLAG_EP:
+        fwd = 10 if us == WHITE else -10
+        cap = to - fwd
+        pawn = board[frm]
+        victim = board[cap]
+        board[frm] = 0
+        board[cap] = 0
+        board[to] = pawn
+        attacked = is_square_attacked(board, ksq, them)
+        board[to] = 0
+        board[cap] = victim
+        board[frm] = pawn
+        return not attacked
+    if in_check(board, stack, meta):
+        piece = board[frm]
+        target = board[to]
+        board[to] = piece
+        board[frm] = 0
+        attacked = is_square_attacked(board, ksq, them)
+        board[frm] = piece
+        board[to] = target
+        return not attacked
+    # not in check: only a piece pinned to its king can expose it, along the line king -> piece
+    step = LINE_STEP[frm - ksq + 119]
+    if step == 0:
+        return True
+    s = ksq + step
+    while board[s] == 0:
+        s += step
+    if s != frm:
+        return True  # another piece (or the border) comes first: no pin through frm
+    piece = board[frm]
+    target = board[to]
+    board[to] = piece
+    board[frm] = 0
+    exposed = _exposes_king(board, ksq, step, them)
+    board[frm] = piece
+    board[to] = target
+    return not exposed
+
+
+@njit
+def gen_legal(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
+    """The legal moves of the side to move into ``moves``; returns how many."""
+    n = gen_moves(board, stack, meta, moves)
+    k = 0
+    for i in range(n):
+        m = moves[i]
+        if is_legal(board, stack, meta, m):
+            moves[k] = m
+            k += 1
+    return k
