@@ -1,0 +1,135 @@
+"""Chat text: the kibitz line (depth, score, nodes/s, PV in SAN) and the outgoing sanitizer.
+
+Lichess takes at most 140 characters and silently drops a bot's message with a link, so
+every line we send goes through `sanitize` and the PV is cut between moves, never inside one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import chess
+import chess.engine
+
+MAX_CHAT_CHARS: Final = 140
+
+# Links in any of their usual shapes: scheme, www., or a bare domain with a common TLD.
+_LINK = re.compile(
+    r"(?i)(?:\b[a-z][a-z0-9+.-]*://\S*|\bwww\.\S*"
+    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|tv|gg|me|ly|co|be|to|xyz|ru|de|uk|fr|info|link"
+    r"|app|dev|page|site|club|live)\b\S*)"
+)
+
+
+def sanitize(text: str, max_chars: int = MAX_CHAT_CHARS) -> str:
+    """A line safe to send: no control characters, no links, one line, <= max_chars.
+
+    Cut at a word boundary when possible. An empty result means: send nothing.
+    """
+    cleaned = "".join(
+        " " if unicodedata.category(ch).startswith(("C", "Z")) else ch for ch in text
+    )
+    cleaned = _LINK.sub("", cleaned)
+    cleaned = " ".join(cleaned.split())
+    if len(cleaned) <= max_chars:
+        return cleaned
+    cut = cleaned[: max_chars + 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > max_chars // 2 else cleaned[:max_chars]).rstrip()
+
+
+def format_score(score: chess.engine.PovScore) -> str:
+    """White's point of view: "+0.35", "-1.20", or "mate in 3 for White"."""
+    white = score.white()
+    mate = white.mate()
+    if mate is not None:
+        if mate == 0:
+            return "mate on the board"
+        side = "White" if mate > 0 else "Black"
+        return f"mate in {abs(mate)} for {side}"
+    cp = white.score()
+    return f"{(cp or 0) / 100:+.2f}"
+
+
+def format_count(value: float) -> str:
+    """1234567 -> "1.2M", 45210 -> "45k", 950 -> "950"."""
+    if value >= 1e6:
+        return f"{value / 1e6:.1f}M"
+    if value >= 1e4:
+        return f"{value / 1e3:.0f}k"
+    if value >= 1e3:
+        return f"{value / 1e3:.1f}k"
+    return f"{value:.0f}"
+
+
+def pv_tokens(board: chess.Board, pv: Iterable[chess.Move]) -> list[str]:
+    """The PV in SAN, one token per move with its move number attached ("12. Nf3", "12...Nc6").
+
+    Stops at the first move that is not legal (a stale or corrupt PV).
+    """
+    position = board.copy(stack=False)
+    tokens: list[str] = []
+    for move in pv:
+        if not position.is_legal(move):
+            break
+        san = position.san(move)
+        if position.turn == chess.WHITE:
+            tokens.append(f"{position.fullmove_number}. {san}")
+        elif not tokens:
+            tokens.append(f"{position.fullmove_number}...{san}")
+        else:
+            tokens.append(san)
+        position.push(move)
+    return tokens
+
+
+def fit_tokens(prefix: str, tokens: list[str], max_chars: int = MAX_CHAT_CHARS) -> str:
+    """`prefix` followed by as many whole tokens as fit in max_chars."""
+    line = prefix
+    for token in tokens:
+        candidate = f"{line} {token}" if line else token
+        if len(candidate) > max_chars:
+            break
+        line = candidate
+    return line
+
+
+def kibitz_line(
+    board: chess.Board, info: Mapping[str, Any], max_chars: int = MAX_CHAT_CHARS
+) -> str:
+    """The line posted after our move: `board` is the position *before* it (the PV's root)."""
+    parts: list[str] = []
+    depth = info.get("depth")
+    if isinstance(depth, int):
+        seldepth = info.get("seldepth")
+        parts.append(f"depth {depth}" + (f"/{seldepth}" if isinstance(seldepth, int) else ""))
+    score = info.get("score")
+    if isinstance(score, chess.engine.PovScore):
+        parts.append(f"eval {format_score(score)}")
+    nps = info.get("nps")
+    if not isinstance(nps, int | float):
+        nodes, time_s = info.get("nodes"), info.get("time")
+        if isinstance(nodes, int) and isinstance(time_s, int | float) and time_s > 0:
+            nps = nodes / time_s
+    if isinstance(nps, int | float) and nps > 0:
+        parts.append(f"{format_count(nps)} nps")
+    pv = info.get("pv")
+    prefix = " | ".join(parts)
+    tokens = pv_tokens(board, pv) if isinstance(pv, list) and pv else []
+    if not tokens:
+        return sanitize(prefix, max_chars)
+    return fit_tokens(f"{prefix} | PV" if prefix else "PV", tokens, max_chars)
+
+
+def greeting(template: str, *, me: str, opponent: str, engine: str) -> str:
+    """A configured greeting with its placeholders filled and made safe to send."""
+    if not template:
+        return ""
+    try:
+        text = template.format(me=me, opponent=opponent, engine=engine)
+    except (KeyError, IndexError, ValueError):
+        text = template
+    return sanitize(text)

@@ -1,0 +1,104 @@
+"""Time allocation: what the engine is told about the clocks, and how long we wait for it.
+
+The engine keeps its own time management (soft and hard limits from wtime/btime/winc/binc);
+the bot only hides from it what it must not spend: the move overhead, the move -> echo
+latency it measured, and the time already gone since the gameState arrived. Games that think
+at the same time share the cores, so every reserve grows with the load.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Final
+
+import chess
+import chess.engine
+
+MIN_ENGINE_CLOCK_S: Final = 0.05  # never tell the engine it has less than this
+UNTIMED_MOVE_S: Final = 10.0  # thinking time per move when the game has no real clock
+UNTIMED_CLOCK_S: Final = 24 * 3600.0  # a clock this long means: no clock (unlimited, days)
+HARD_LIMIT_SHARE: Final = 0.5  # wait at most this share of the remaining clock for a move
+HARD_LIMIT_SLACK_S: Final = 1.0  # plus this, before the engine counts as hung
+LATENCY_SAMPLES: Final = 8  # move -> echo latencies kept per game
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkPlan:
+    """What to ask the engine, and how long to wait for its answer before calling it hung."""
+
+    limit: chess.engine.Limit
+    hard_limit_s: float
+    reserve_s: float
+
+
+def load_factor(thinking_games: int, cores: int) -> float:
+    """How much slower each search runs when `thinking_games` share `cores` (>= 1)."""
+    return max(1.0, thinking_games / max(1, cores))
+
+
+def plan_move(
+    *,
+    turn: chess.Color,
+    our_clock_s: float,
+    their_clock_s: float,
+    our_increment_s: float,
+    their_increment_s: float,
+    elapsed_s: float,
+    clock_running: bool,
+    overhead_s: float,
+    latency_s: float,
+    first_move: bool,
+    first_move_s: float,
+    thinking_games: int,
+    cores: int,
+) -> ThinkPlan:
+    """The engine limit for our move.
+
+    - first move: a short fixed budget (`first_move_s`), since the clock is not running yet
+      and the opponent should not wait;
+    - no real clock (unlimited, correspondence): a fixed `UNTIMED_MOVE_S`;
+    - otherwise the clocks, ours reduced by the reserve (overhead + latency, scaled by load)
+      and by the time gone since the state arrived, plus both increments.
+    """
+    load = load_factor(thinking_games, cores)
+    reserve_s = (overhead_s + latency_s) * load
+    if clock_running:
+        our_clock_s -= elapsed_s
+    if our_clock_s >= UNTIMED_CLOCK_S:
+        return ThinkPlan(chess.engine.Limit(time=UNTIMED_MOVE_S),
+                         UNTIMED_MOVE_S + HARD_LIMIT_SLACK_S * load, reserve_s)
+    ours = max(MIN_ENGINE_CLOCK_S, our_clock_s - reserve_s)
+    if first_move:
+        budget_s = min(first_move_s, max(MIN_ENGINE_CLOCK_S, ours / 10.0))
+        return ThinkPlan(chess.engine.Limit(time=budget_s),
+                         budget_s + HARD_LIMIT_SLACK_S * load, reserve_s)
+    theirs = max(MIN_ENGINE_CLOCK_S, min(their_clock_s, UNTIMED_CLOCK_S))
+    white_s, black_s = (ours, theirs) if turn == chess.WHITE else (theirs, ours)
+    white_inc, black_inc = (
+        (our_increment_s, their_increment_s) if turn == chess.WHITE
+        else (their_increment_s, our_increment_s)
+    )
+    limit = chess.engine.Limit(
+        white_clock=white_s, black_clock=black_s, white_inc=white_inc, black_inc=black_inc
+    )
+    hard_limit_s = HARD_LIMIT_SHARE * ours + our_increment_s / 2 + HARD_LIMIT_SLACK_S * load
+    return ThinkPlan(limit, hard_limit_s, reserve_s)
+
+
+class LatencyMeter:
+    """Move request sent -> our move echoed in a gameState, over the last few moves.
+
+    The estimate is the largest recent sample, so one slow echo keeps a margin for a while.
+    """
+
+    def __init__(self, samples: int = LATENCY_SAMPLES) -> None:
+        self._samples: deque[float] = deque(maxlen=samples)
+
+    def add(self, latency_s: float) -> None:
+        if latency_s >= 0:
+            self._samples.append(latency_s)
+
+    @property
+    def estimate_s(self) -> float:
+        return max(self._samples, default=0.0)
