@@ -80,7 +80,7 @@ def test_a_full_record_has_headers_clocks_evals_and_pv() -> None:
     assert headers["WhiteElo"] == "1500" and headers["WhiteTitle"] == "BOT"
     assert headers["Variant"] == "Standard" and "FEN" not in headers
     nodes = list(game.mainline())
-    assert [n.move.uci() for n in nodes] == MOVES[:6] + ["e1g1"]
+    assert [n.move.uci() for n in nodes] == [*MOVES[:6], "e1g1"]
     assert nodes[0].clock() == 179.0 and nodes[1].clock() == 178.0 and nodes[6].clock() == 176.0
     assert "book" in nodes[0].comment
     assert nodes[2].eval() == _score(31) and nodes[2].eval_depth() == 12
@@ -104,7 +104,7 @@ def test_a_takeback_drops_moves_clocks_and_notes() -> None:
     record.note_search(2, SearchNote(_score(20), 9))
     record.update(_state(MOVES[:2], 170.0, 170.0))
     assert record.moves == MOVES[:2] and 2 not in record.notes and 3 not in record.clocks_s
-    record.update(_state(MOVES[:2] + ["d2d4"], 169.0, 170.0))
+    record.update(_state([*MOVES[:2], "d2d4"], 169.0, 170.0))
     game = build_game(record, "draw", None)
     assert [n.move.uci() for n in game.mainline()][-1] == "d2d4"
 
@@ -156,7 +156,9 @@ EXPORT = """[Event "Rated blitz game"]
 [BlackElo "2800"]
 [Termination "Normal"]
 
-1. e4 { [%clk 0:03:00] } 1... e5 { [%clk 0:03:00] } 2. Nf3 { [%clk 0:02:58] } 2... Nc6 { [%clk 0:02:55] } 3. Bc4 { [%clk 0:02:50] } 3... Nf6 { [%clk 0:02:50] } 4. O-O { [%clk 0:02:45] } 0-1
+1. e4 { [%clk 0:03:00] } 1... e5 { [%clk 0:03:00] } 2. Nf3 { [%clk 0:02:58] }
+2... Nc6 { [%clk 0:02:55] } 3. Bc4 { [%clk 0:02:50] } 3... Nf6 { [%clk 0:02:50] }
+4. O-O { [%clk 0:02:45] } 0-1
 """
 
 
