@@ -1,0 +1,318 @@
+"""The `kibitz` command: play, demo, sandbox, check-config, upgrade, version."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.metadata
+import platform
+import sys
+from collections.abc import Sequence
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from bot.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config
+from bot.token import Token, TokenError, resolve_token
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1            # the bot stopped on an error, or an action was not confirmed
+    USAGE = 2            # bad command-line arguments
+    CONFIG = 3           # the configuration file is missing or invalid
+    TOKEN = 4            # no usable token, or the account cannot play (not a BOT, no scope)
+    UNREACHABLE = 5      # the server could not be reached or failed
+    INTERRUPTED = 130    # stopped with Ctrl-C before it could finish
+
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    success (play: stopped cleanly on SIGTERM or Ctrl-C)
+  1    error: the bot stopped on an unexpected error, or an upgrade was not confirmed
+  2    bad command-line arguments
+  3    the configuration file is missing or invalid (nothing was changed)
+  4    no usable token, or the account cannot play (not a BOT account, no bot:play scope)
+  5    the server could not be reached, or answered with an error
+  130  interrupted with Ctrl-C"""
+
+TOKEN_HELP = """\
+token: the Lichess API token comes from LICHESS_BOT_TOKEN, else the file named
+by the config key token_file, else $CREDENTIALS_DIRECTORY/lichess-token (the
+systemd credential). It is never printed in full."""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("kibitz")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilogs' line breaks and shows defaults where they are not obvious."""
+
+
+def _add_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", "-c", type=Path, metavar="FILE",
+                        help="configuration file (YAML; see config.yml for every key). "
+                             "Default: none, i.e. the documented defaults")
+
+
+def _add_url(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", metavar="URL",
+                        help="server base URL, overriding the config key url "
+                             "(e.g. a sandbox at http://127.0.0.1:8080)")
+
+
+def _add_log_level(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log-level", choices=LOG_LEVELS, metavar="LEVEL",
+                        help=f"one of {', '.join(LOG_LEVELS)}; overrides the config key "
+                             "log.level")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kibitz", formatter_class=_Formatter,
+        description="Kibitz: a Lichess bot with its own chess engine that kibitzes its "
+                    "thinking (score, depth, principal variation) in the game chat.",
+        epilog=f"Run `kibitz COMMAND --help` for each command.\n\n{EXIT_CODES_HELP}")
+    parser.add_argument("--version", action="version", version=f"kibitz {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, summary: str, description: str,
+                epilog: str = EXIT_CODES_HELP) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=summary, description=description,
+                                   epilog=epilog, formatter_class=_Formatter)
+
+    play = command(
+        "play", "play on Lichess (or any compatible server) until stopped",
+        "Check the token, warm up the engine, then accept challenges by the configured "
+        "rules and play them until SIGTERM or Ctrl-C. On SIGTERM running games get "
+        "game.shutdown_grace_s seconds to finish. A second Ctrl-C stops at once.",
+        f"{TOKEN_HELP}\n\n{EXIT_CODES_HELP}")
+    _add_config(play)
+    _add_url(play)
+    _add_log_level(play)
+    play.set_defaults(run=cmd_play)
+
+    demo = command(
+        "demo", "watch the bot play one short game on a local sandbox (no account needed)",
+        "Start a local sandbox server, the bot and a sandbox opponent in this process, "
+        "and play one short game you can watch here: moves, clocks, the bot's score and "
+        "principal variation, and the result. Then say where the PGN was written. "
+        "Needs no account and no network.")
+    demo.add_argument("--clock", default="1+1", metavar="MIN+INC",
+                      help="time control: minutes + increment seconds (default: %(default)s)")
+    demo.add_argument("--opponent", choices=("random", "engine"), default="random",
+                      help="random: a random mover; engine: a second copy of the built-in "
+                           "engine (default: %(default)s)")
+    demo.add_argument("--games-dir", type=Path, metavar="DIR",
+                      help="where the PGN goes (default: the config key pgn.dir)")
+    _add_config(demo)
+    _add_log_level(demo)
+    demo.set_defaults(run=cmd_demo)
+
+    sandbox = command(
+        "sandbox", "run a local Lichess-compatible server for testing",
+        "Run the sandbox server until Ctrl-C. It prints its URL and the tokens of its "
+        "accounts; point `kibitz play --url URL` at it with LICHESS_BOT_TOKEN set to the "
+        "bot account's token.")
+    sandbox.add_argument("--host", default="127.0.0.1",
+                         help="address to listen on (default: %(default)s)")
+    sandbox.add_argument("--port", type=_port, default=8080,
+                         help="port to listen on; 0 picks a free one (default: %(default)s)")
+    _add_log_level(sandbox)
+    sandbox.set_defaults(run=cmd_sandbox)
+
+    check = command(
+        "check-config", "validate the configuration and show what is in effect",
+        "Validate the configuration file and print the effective configuration (every "
+        "key, defaults filled in) and where the token comes from (masked). With "
+        "--check-token, also ask the server whether the token is valid, has the bot:play "
+        "scope, and belongs to a BOT account.",
+        f"{TOKEN_HELP}\n\n{EXIT_CODES_HELP}")
+    _add_config(check)
+    _add_url(check)
+    check.add_argument("--check-token", action="store_true",
+                       help="test the token against the server (needs the network)")
+    check.set_defaults(run=cmd_check_config)
+
+    upgrade = command(
+        "upgrade", "turn the token's account into a BOT account (irreversible)",
+        "Upgrade the Lichess account the token belongs to into a BOT account, after you "
+        "type its name to confirm. This cannot be undone: the account can then only play "
+        "through the Bot API, never again on the website. It must not have played any "
+        "game; a fresh account is best.",
+        f"{TOKEN_HELP}\n\n{EXIT_CODES_HELP}")
+    _add_config(upgrade)
+    _add_url(upgrade)
+    upgrade.add_argument("--yes", action="store_true",
+                         help="do not ask for confirmation (for scripts)")
+    upgrade.set_defaults(run=cmd_upgrade)
+
+    version = command("version", "print the version of Kibitz and its main parts",
+                      "Print the version of Kibitz, Python and the main libraries.")
+    version.set_defaults(run=cmd_version)
+    return parser
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 0-65535, got {port}")
+    return port
+
+
+# --- shared steps -------------------------------------------------------------------
+
+
+def _late(module: str, name: str) -> Any:
+    """A function from a module imported only when the command runs."""
+    return getattr(importlib.import_module(module), name)
+
+
+def _error(message: str) -> None:
+    print(f"kibitz: {message}", file=sys.stderr)
+
+
+def _load(args: argparse.Namespace) -> Config:
+    return load_config(args.config)
+
+
+def _url(args: argparse.Namespace, config: Config) -> str:
+    url: str | None = getattr(args, "url", None)
+    return url.rstrip("/") if url else config.url
+
+
+def _token(config: Config) -> Token:
+    return resolve_token(config.token_file)
+
+
+# --- commands -----------------------------------------------------------------------
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from bot.logs import setup_logging
+
+    config = _load(args)
+    token = _token(config)
+    setup_logging(args.log_level or config.log.level, secrets=[token.value])
+    # The whole bot loads only when it is about to play.
+    run_bot = _late("bot.app", "run_bot")
+    return int(asyncio.run(run_bot(config, url=_url(args, config), token=token.value)))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    run_demo = _late("bot.demo", "run_demo")
+    config = _load(args)
+    return int(asyncio.run(run_demo(config, clock=args.clock, opponent=args.opponent,
+                                games_dir=args.games_dir,
+                                log_level=args.log_level or config.log.level)))
+
+
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    from bot.logs import setup_logging
+
+    run_sandbox = _late("bot.sandbox.server", "run_sandbox")
+    setup_logging(args.log_level or "info")
+    asyncio.run(run_sandbox(host=args.host, port=args.port))
+    return ExitCode.OK
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    config = _load(args)
+    url = _url(args, config)
+    print(f"# configuration: {args.config or 'none given, the documented defaults'}")
+    print(dump_config(config), end="")
+    print(f"# server: {url}")
+    try:
+        token = _token(config)
+    except TokenError as error:
+        if args.check_token:
+            raise
+        print(f"# token: none usable: {error}")
+        return ExitCode.OK
+    print(f"# token: {token}")
+    if not args.check_token:
+        return ExitCode.OK
+    from bot.account import describe, fetch_account
+
+    info = fetch_account(url, token.value)
+    for line in describe(info):
+        print(f"# {line}")
+    return ExitCode.OK if info.can_play else ExitCode.TOKEN
+
+
+def _confirmed(username: str) -> bool:
+    """The user typed the account name (any case); end of input means no."""
+    try:
+        answer = input(f"Type the account name ({username}) to confirm: ")
+    except EOFError:
+        print()
+        return False
+    return answer.strip().lower() == username.lower()
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    from bot.account import fetch_account, upgrade_to_bot
+
+    config = _load(args)
+    url = _url(args, config)
+    token = _token(config)
+    info = fetch_account(url, token.value)
+    if info.is_bot:
+        print(f"{info.username} is already a BOT account; nothing to do.")
+        return ExitCode.OK
+    print(f"This turns the Lichess account {info.username!r} on {url} into a BOT account.\n"
+          "It cannot be undone: the account will only be able to play through the Bot API,\n"
+          "never again on the website, and it must not have played any game yet.")
+    if not args.yes and not _confirmed(info.username):
+        _error("not confirmed; nothing was changed.")
+        return ExitCode.ERROR
+    upgrade_to_bot(url, token.value)
+    print(f"{info.username} is now a BOT account. Next: kibitz play")
+    return ExitCode.OK
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    parts = [f"kibitz {_version()}", f"python {platform.python_version()}"]
+    for name in ("chess", "numba", "numpy", "aiohttp", "berserk"):
+        try:
+            parts.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            parts.append(f"{name} missing")
+    print(", ".join(parts))
+    return ExitCode.OK
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console script: parse, run the command, exit with its code."""
+    sys.exit(run(argv))
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit code (main() without the sys.exit)."""
+    from bot.account import AccountError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except ConfigError as error:
+        for problem in error.problems:
+            _error(problem)
+        _error("the configuration is not valid; nothing was started or changed")
+        return ExitCode.CONFIG
+    except TokenError as error:
+        _error(str(error))
+        return ExitCode.TOKEN
+    except AccountError as error:
+        _error(str(error))
+        return ExitCode.UNREACHABLE if error.unreachable else ExitCode.TOKEN
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return ExitCode.INTERRUPTED

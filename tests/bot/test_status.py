@@ -1,0 +1,108 @@
+"""The one-line summary, the live view, and the status task."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import io
+import logging
+import os
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from bot.logs import setup_logging
+from bot.status import (
+    GameTally,
+    GameView,
+    StatusSnapshot,
+    format_clock,
+    live_lines,
+    run_status,
+    summary_line,
+)
+
+GAMES = (
+    GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", "23. Nf3", "Nf3 Nc6 Bb5", True),
+    GameView("Zz9yY8xx", "a-very-long-user-name-indeed", "black", 5.25, 3725.0),
+)
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [
+    (None, "-"), (0.0, "0:00.0"), (-3.0, "0:00.0"), (9.96, "0:10.0"), (9.94, "0:09.9"),
+    (10.0, "0:10"), (62.4, "1:02"), (3725.0, "1:02:05"),
+])
+def test_clocks(seconds: float | None, shown: str) -> None:
+    assert format_clock(seconds) == shown
+
+
+def test_summary_line() -> None:
+    snapshot = StatusSnapshot(GAMES, challenges_queued=1, games_today=7)
+    assert summary_line(snapshot) == (
+        "2 games: Qa7bX1pz vs alice (white, 1:02 v 0:58, +0.35); "
+        "Zz9yY8xx vs a-very-long-user-name-indeed (black, 0:05.2 v 1:02:05) "
+        "| 1 challenge queued | 7 games today")
+    assert summary_line(StatusSnapshot(stopping=True)) == (
+        "no games in progress | 0 challenges queued | 0 games today | stopping")
+
+
+def test_live_view() -> None:
+    lines = live_lines(StatusSnapshot(GAMES, games_today=2))
+    assert lines[0] == "── 2 games in progress | 0 challenges queued | 2 games today ──"
+    assert lines[1].startswith("*Qa7bX1pz  vs alice")
+    assert "+0.35  23. Nf3" in lines[1] and lines[1].endswith("Nf3 Nc6 Bb5")
+    assert "a-very-long-user" in lines[2] and "a-very-long-user-" not in lines[2]
+
+
+def test_games_today_rolls_over_at_midnight() -> None:
+    day = [datetime.date(2026, 1, 1)]
+    tally = GameTally(today=lambda: day[0])
+    for game_id in ("a", "b", "a"):
+        tally.started(game_id)
+    assert tally.count() == 2
+    day[0] = datetime.date(2026, 1, 2)
+    assert tally.count() == 0
+
+
+async def test_summary_is_logged_and_sent_to_systemd(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    handler = setup_logging("info", stream=out, environ={})
+    with tempfile.TemporaryDirectory(prefix="kbz") as directory:
+        address = str(Path(directory) / "notify")
+        systemd = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        systemd.bind(address)
+        systemd.settimeout(2.0)
+        monkeypatch.setenv("NOTIFY_SOCKET", address)
+        task = asyncio.create_task(run_status(lambda: StatusSnapshot(GAMES[:1]),
+                                              interval_s=0.05))
+        try:
+            message = await asyncio.to_thread(systemd.recv, 4096)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            logging.getLogger().removeHandler(handler)
+            systemd.close()
+    assert message.decode().startswith("STATUS=1 game: Qa7bX1pz vs alice")
+    assert "status: 1 game: Qa7bX1pz vs alice (white, 1:02 v 0:58, +0.35)" in out.getvalue()
+    assert os.environ["NOTIFY_SOCKET"] == address
+
+
+async def test_live_view_is_drawn_and_removed() -> None:
+    out = io.StringIO()
+    handler = setup_logging("info", stream=out, environ={})
+    task = asyncio.create_task(run_status(lambda: StatusSnapshot(GAMES), interval_s=0,
+                                          live=handler, live_refresh_s=0.01))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    logging.getLogger().removeHandler(handler)
+    text = out.getvalue()
+    assert "── 2 games in progress" in text
+    assert text.endswith("\x1b[3F\x1b[J")  # the three lines erased at the end
+    assert handler.overlay is None
+
+
+async def test_nothing_to_do_returns_at_once() -> None:
+    await asyncio.wait_for(run_status(StatusSnapshot, interval_s=0), timeout=1)
