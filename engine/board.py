@@ -107,7 +107,7 @@ from engine.constants import (
     square,
     square_name,
 )
-from engine.jit import njit
+from engine.jit import njit_noalloc
 from engine.movegen import gen_legal, in_check, is_square_attacked
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
@@ -157,14 +157,14 @@ Z_PIECE, Z_CASTLE, Z_EP, Z_TURN = _zobrist_tables()
 # --- compiled make / unmake ---------------------------------------------------------------------
 
 
-@njit
+@njit_noalloc
 def _ep_capturable(board: BoardArray, to: int, them: int) -> bool:
     """After a double push to ``to``: does a pawn of ``them`` stand beside it?"""
     enemy_pawn = PAWN | (them << 3)
     return bool(board[to - 1] == enemy_pawn or board[to + 1] == enemy_pawn)
 
 
-@njit
+@njit_noalloc
 def make_move(
     board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, move: int
 ) -> None:
@@ -259,7 +259,7 @@ def make_move(
     meta[M_PLY] = nxt
 
 
-@njit
+@njit_noalloc
 def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
     """Take back the move that led to the current row (made with ``make_move``)."""
     ply = meta[M_PLY]
@@ -291,7 +291,7 @@ def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
     meta[M_PLY] = ply - 1
 
 
-@njit
+@njit_noalloc
 def make_null(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray) -> None:
     """Pass the turn: the side to move changes, nothing moves, en passant expires."""
     ply = meta[M_PLY]
@@ -314,13 +314,13 @@ def make_null(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaAr
     meta[M_PLY] = nxt
 
 
-@njit
+@njit_noalloc
 def unmake_null(stack: StackArray, meta: MetaArray) -> None:
     """Take back ``make_null``."""
     meta[M_PLY] -= 1
 
 
-@njit
+@njit_noalloc
 def compute_key(board: BoardArray, stack: StackArray, meta: MetaArray) -> np.uint64:
     """The Polyglot key of the current position, computed from scratch."""
     ply = meta[M_PLY]
@@ -337,7 +337,7 @@ def compute_key(board: BoardArray, stack: StackArray, meta: MetaArray) -> np.uin
     return np.uint64(key)
 
 
-@njit
+@njit_noalloc
 def is_repetition(stack: StackArray, keys: KeyArray, meta: MetaArray) -> bool:
     """Did the current position occur before since the last capture or pawn move?"""
     ply = meta[M_PLY]

@@ -61,7 +61,7 @@ from engine.constants import (
     S_SIDE,
     WHITE,
 )
-from engine.jit import njit
+from engine.jit import njit_noalloc
 
 BoardArray = npt.NDArray[np.int8]
 StackArray = npt.NDArray[np.int32]
@@ -71,7 +71,7 @@ MoveArray = npt.NDArray[np.int32]
 _QUIET_PROMOS = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
 
 
-@njit
+@njit_noalloc
 def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
     """Is ``sq`` attacked by a piece of color ``by`` (the occupant of ``sq`` is ignored)?"""
     hi = by << 3
@@ -113,7 +113,7 @@ def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
     return False
 
 
-@njit
+@njit_noalloc
 def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
     """Is the side to move in check?  Computed once per position and cached in ``S_CHECK``."""
     ply = meta[M_PLY]
@@ -126,7 +126,7 @@ def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
     return checked
 
 
-@njit
+@njit_noalloc
 def _add_pawn_moves(
     moves: MoveArray, n: int, frm: int, to: int, flags: int, last_rank: bool
 ) -> int:
@@ -141,7 +141,7 @@ def _add_pawn_moves(
     return n
 
 
-@njit
+@njit_noalloc
 def _gen_castling(
     board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray, n: int
 ) -> int:
@@ -189,7 +189,7 @@ def _gen_castling(
     return n
 
 
-@njit
+@njit_noalloc
 def _gen(
     board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray, quiets: bool
 ) -> int:
@@ -258,19 +258,19 @@ def _gen(
     return n
 
 
-@njit
+@njit_noalloc
 def gen_moves(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
     """All pseudo-legal moves of the side to move into ``moves``; returns how many."""
     return _gen(board, stack, meta, moves, True)
 
 
-@njit
+@njit_noalloc
 def gen_captures(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
     """Pseudo-legal captures (with en passant) and promotions; returns how many."""
     return _gen(board, stack, meta, moves, False)
 
 
-@njit
+@njit_noalloc
 def _exposes_king(board: BoardArray, ksq: int, step: int, them: int) -> bool:
     """Does the first piece from ``ksq`` along ``step`` give check along that line?"""
     s = ksq + step
@@ -287,7 +287,7 @@ def _exposes_king(board: BoardArray, ksq: int, step: int, them: int) -> bool:
     return bool(ptype == (BISHOP if diagonal else ROOK))
 
 
-@njit
+@njit_noalloc
 def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
     """Does the pseudo-legal ``move`` leave the mover's king out of check?"""
     ply = meta[M_PLY]
@@ -360,7 +360,7 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
     return not exposed
 
 
-@njit
+@njit_noalloc
 def gen_legal(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
     """The legal moves of the side to move into ``moves``; returns how many."""
     n = gen_moves(board, stack, meta, moves)

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from engine.board import Position, make_move, move_to_uci, unmake_move
 from engine.constants import M_PLY, MAX_MOVES, S_SIDE
-from engine.jit import njit
+from engine.jit import njit, njit_noalloc
 from engine.movegen import gen_legal, gen_moves, is_legal
 
 BoardArray = npt.NDArray[np.int8]
@@ -27,7 +27,7 @@ MetaArray = npt.NDArray[np.int32]
 MoveBuffer = npt.NDArray[np.int32]
 
 
-@njit
+@njit_noalloc
 def _perft(
     board: BoardArray,
     stack: StackArray,
