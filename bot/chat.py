@@ -123,13 +123,3 @@ def kibitz_line(
         return sanitize(prefix, max_chars)
     return fit_tokens(f"{prefix} | PV" if prefix else "PV", tokens, max_chars)
 
-
-def greeting(template: str, *, me: str, opponent: str, engine: str) -> str:
-    """A configured greeting with its placeholders filled and made safe to send."""
-    if not template:
-        return ""
-    try:
-        text = template.format(me=me, opponent=opponent, engine=engine)
-    except (KeyError, IndexError, ValueError):
-        text = template
-    return sanitize(text)

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -80,14 +80,16 @@ class Engine:
         return self._transport.get_returncode() is None and not self._protocol.returncode.done()
 
     async def think(
-        self, board: chess.Board, limit: chess.engine.Limit, *, hard_limit_s: float, game: object
+        self, board: chess.Board, limit: chess.engine.Limit, *, hard_limit_s: float, game: object,
+        root_moves: Sequence[chess.Move] | None = None,
     ) -> Thought:
         """The engine's move for `board`. `game` keys the transposition table: a new value
         sends `ucinewgame`, the same one keeps the table from the previous move."""
         start = time.monotonic()
         try:
             analysis = await asyncio.wait_for(
-                self._protocol.analysis(board, limit, game=game, info=chess.engine.INFO_ALL),
+                self._protocol.analysis(board, limit, game=game, info=chess.engine.INFO_ALL,
+                                        root_moves=root_moves),
                 START_TIMEOUT_S,
             )
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:

@@ -27,6 +27,7 @@ import chess.engine
 
 from bot import chat
 from bot.clock import LatencyMeter, ThinkPlan, plan_move
+from bot.commands import CommandAction, CommandContext
 from bot.conduct import Conduct, TakebackLedger
 from bot.config import Config
 from bot.engines import Engine, EngineFailure, EnginePool
@@ -41,14 +42,15 @@ from bot.events import (
     UnknownEvent,
     parse_game_event,
 )
+from bot.greetings import ChatMessage, GamePhase, greetings
 from bot.hooks import (
-    ChatReply,
+    ChatCommandHandler,
     GameContext,
     GameHooks,
-    GameRecord,
-    GameView,
+    GameObserver,
+    MoveSource,
+    RootRestriction,
     SourcedMove,
-    result_string,
 )
 from bot.lichess import AuthError, Lichess, LichessError, RequestError, StreamOpened, Unavailable
 from bot.logs import MoveLog, game_context
@@ -63,7 +65,7 @@ STUCK_AFTER_SENT_S: Final = 10.0  # our turn, move sent but never echoed: resync
 FINISH_GRACE_S: Final = 3.0  # gameFinish seen, stream still open: end the game after this
 CLAIM_RETRY_S: Final = 5.0  # retry claim-victory this often while the opponent stays gone
 SOURCE_TIMEOUT_S: Final = 3.0  # a move source (book, tablebase, online) gets at most this
-CHAT_TIMEOUT_S: Final = 10.0  # a chat command handler gets at most this
+CHAT_TIMEOUT_S: Final = 10.0  # the goodbye line gets at most this
 MOVE_REQUEST_MAX_S: Final = 30.0  # a move request never retries longer than this
 MIN_MOVE_REQUEST_S: Final = 2.0  # ... nor shorter than this
 CORES: Final = os.cpu_count() or 1
@@ -203,14 +205,21 @@ class Game:
         self._move_failed = False
         self._idle_since = time.monotonic()  # when the current turn began
         self._our_moves = 0
-        self._last_info: dict[str, Any] = {}
         self._comments: dict[int, str] = {}
         self._answered_draw: int | None = None
         self._answered_takeback: int | None = None
         self._claim_at: float | None = None
         self._server_finished_at: float | None = None
         self._abort_sent = False
+        self._abort_extra_s = 0.0  # granted by the opponent's !wait
         self._greeted = False
+        self._kibitz_on = config.chat.kibitz_every > 0
+        self._last_search: tuple[chess.Board, dict[str, Any]] | None = None
+        self._sources: tuple[MoveSource, ...] = ()
+        self._observers: list[GameObserver] = []
+        self._commands: ChatCommandHandler | None = (
+            hooks.chat_commands() if hooks.chat_commands is not None else None
+        )
 
     # --- public --------------------------------------------------------------------------
 
@@ -323,9 +332,9 @@ class Game:
             return
         self.moves = ()
         self._mover_moves = None  # a fresh full state: think again if it is our turn
-        if not self._greeted and len(full.state.moves) < 2 and not full.state.is_over:
+        if not self._greeted:
             self._greeted = True
-            self._say(self.config.chat.greeting_start, self.config.chat.greeting_rooms)
+            self._join(full)
         log.info("%s %s vs %s, %s, %s (%s to play)",
                  "rated" if full.rated else "casual", full.white.name, full.black.name,
                  full.variant, full.speed, "we" if color == chess.WHITE else "they")
@@ -340,6 +349,8 @@ class Game:
             return
         self.state = state
         self.state_received = received
+        for observer in self._observers:
+            self._observe(observer.game_state, state)
         if state.is_over:
             self._finish("finished", status=state.status, winner=state.winner)
             return
@@ -403,27 +414,30 @@ class Game:
 
     def _on_chat(self, line: ChatLine) -> None:
         log.debug("chat %s <%s> %r", line.room, line.username, line.text)
-        if line.username.lower() == self.me.id or self.hooks.chat_commands is None:
+        if self._commands is None or self.context is None or self.board is None:
             return
-        if self.context is None or self.board is None:
-            return
-        self._spawn(self._answer_chat(line), "chat command")
-
-    async def _answer_chat(self, line: ChatLine) -> None:
-        assert self.context is not None and self.board is not None
-        handler = self.hooks.chat_commands
-        if handler is None:
-            return
-        ours, theirs = self._clocks()
-        view = GameView(self.context, self.board.copy(stack=False), dict(self._last_info),
-                        ours, theirs)
+        context = CommandContext(
+            me=self.me.name, engine=self._engine_name(), opponent=self.context.opponent.name,
+            eval_for_opponent=self.config.chat.eval_for_opponent,
+            abortable=len(self.moves) < 2, wait_s=self.config.game.abort_after_s,
+            kibitz_on=self._kibitz_on, last_search=self._last_search,
+            queue=self.hooks.challenge_queue() if self.hooks.challenge_queue else None,
+        )
         try:
-            replies = await asyncio.wait_for(handler.handle(line, view), CHAT_TIMEOUT_S)
+            reply = self._commands.respond(room=line.room, username=line.username,
+                                           text=line.text, context=context)
         except Exception as exc:
-            log.warning("chat command %r failed: %s: %s", line.text[:40], type(exc).__name__, exc)
+            log.warning("chat command %.40r failed: %s: %s", line.text, type(exc).__name__, exc)
             return
-        for reply in replies:
-            await self._send_chat(reply)
+        if reply is None:
+            return
+        if reply.action is CommandAction.PV_ON:
+            self._kibitz_on = True
+        elif reply.action is CommandAction.PV_OFF:
+            self._kibitz_on = False
+        elif reply.action is CommandAction.WAIT:
+            self._abort_extra_s += self.config.game.abort_after_s
+        self._spawn(self._send_chat(ChatMessage(reply.room, reply.text)), "chat reply")
 
     def _on_opponent_gone(self, event: OpponentGone) -> None:
         if event.gone:
@@ -485,18 +499,28 @@ class Game:
                       received: float) -> tuple[SourcedMove, float]:
         """Our move and the engine's thinking time (0 for a move source's answer)."""
         assert self.context is not None
-        for source in self.hooks.move_sources:
+        restriction: RootRestriction | None = None
+        for source in self._sources:
             try:
-                sourced = await asyncio.wait_for(source.choose(board, self.context),
-                                                 SOURCE_TIMEOUT_S)
+                answer = await asyncio.wait_for(source.choose(board, self.context),
+                                                SOURCE_TIMEOUT_S)
             except Exception as exc:
                 log.warning("move source %s failed: %s: %s", source.name, type(exc).__name__, exc)
                 continue
-            if sourced is not None and board.is_legal(sourced.move):
-                return sourced, 0.0
-            if sourced is not None:
-                log.warning("move source %s offered an illegal move %s", source.name,
-                            sourced.move)
+            if isinstance(answer, RootRestriction):
+                legal = tuple(m for m in answer.moves if board.is_legal(m))
+                if legal and restriction is None:
+                    restriction = RootRestriction(legal, answer.source, answer.tablebase_wdl)
+                continue
+            if answer is not None and board.is_legal(answer.move):
+                return answer, 0.0
+            if answer is not None:
+                log.warning("move source %s offered an illegal move %s", source.name, answer.move)
+        root_moves = restriction.moves if restriction is not None else None
+        if root_moves is not None and len(root_moves) == 1:
+            return SourcedMove(root_moves[0], restriction.source if restriction else "root",
+                               tablebase_wdl=restriction.tablebase_wdl if restriction else None
+                               ), 0.0
         for attempt in range(1, ENGINE_ATTEMPTS + 1):
             if self._engine is None or not self._engine.alive:
                 await self._replace_engine("not running")
@@ -505,7 +529,8 @@ class Game:
             self.load.thinking += 1
             try:
                 thought = await self._engine.think(board, plan.limit,
-                                                   hard_limit_s=plan.hard_limit_s, game=self.id)
+                                                   hard_limit_s=plan.hard_limit_s, game=self.id,
+                                                   root_moves=root_moves)
             except EngineFailure as exc:
                 log.error("engine failure (attempt %d of %d): %s", attempt, ENGINE_ATTEMPTS, exc)
                 await self._replace_engine(str(exc))
@@ -514,7 +539,8 @@ class Game:
                 self.load.thinking -= 1
             if thought.timed_out:
                 await self._replace_engine("overran its hard limit")
-            return SourcedMove(thought.move, "engine", thought.info), thought.elapsed_s
+            wdl = restriction.tablebase_wdl if restriction is not None else None
+            return SourcedMove(thought.move, "engine", thought.info, wdl), thought.elapsed_s
         raise EngineFailure(f"no move after {ENGINE_ATTEMPTS} engine attempts")
 
     async def _replace_engine(self, why: str) -> None:
@@ -573,15 +599,27 @@ class Game:
     def _after_move(self, board: chess.Board, chosen: SourcedMove, offered_draw: bool) -> None:
         info = dict(chosen.info)
         if info:
-            self._last_info = info
+            self._last_search = (board, info)
+        ply = self._ply_of(board)
+        for observer in self._observers:
+            self._observe(observer.our_move, ply, board, chosen)
         line = chat.kibitz_line(board, info) if info else ""
-        self._comments[len(board.move_stack)] = line or chosen.source
         self.move_log.write(describe(info, board, chosen.move, chosen.source)
                             + (" (draw offered)" if offered_draw else ""))
         every = self.config.chat.kibitz_every
-        if line and every > 0 and self._our_moves % every == 0:
+        if line and self._kibitz_on and every > 0 and self._our_moves % every == 0:
             for room in self.config.chat.kibitz_rooms:
-                self._spawn(self._send_chat(ChatReply(room, line)), "kibitz")
+                self._spawn(self._send_chat(ChatMessage(room, line)), "kibitz")
+
+    def _ply_of(self, board: chess.Board) -> int:
+        """The 0-based index in the game's move list of the move played from `board`."""
+        return len(board.move_stack)
+
+    def _observe(self, method: Any, *args: Any) -> None:
+        try:
+            method(*args)
+        except Exception:
+            log.exception("game observer %s failed", getattr(method, "__qualname__", method))
 
     # --- commands and chat ------------------------------------------------------------------
 
@@ -608,20 +646,39 @@ class Game:
             return False
         return True
 
-    async def _send_chat(self, reply: ChatReply) -> None:
-        text = chat.sanitize(reply.text)
+    async def _send_chat(self, message: ChatMessage) -> None:
+        text = chat.sanitize(message.text)
         if not text:
             return
-        self.metrics.chat_lines.append((self.id, reply.room, text))
-        await self._command(f"chat to {reply.room}", self.client.chat(self.id, reply.room, text))
+        self.metrics.chat_lines.append((self.id, message.room, text))
+        await self._command(f"chat to {message.room}",
+                            self.client.chat(self.id, message.room, text))
 
-    def _say(self, template: str, rooms: tuple[str, ...]) -> None:
-        if self.context is None or not template:
-            return
-        text = chat.greeting(template, me=self.me.name, opponent=self.context.opponent.name,
-                             engine=self._engine.name if self._engine else self.engines.name)
-        for room in rooms:
-            self._spawn(self._send_chat(ChatReply(room, text)), "greeting")
+    def _engine_name(self) -> str:
+        return self._engine.name if self._engine is not None else self.engines.name
+
+    def _greetings(self, phase: GamePhase) -> list[ChatMessage]:
+        if self.context is None:
+            return []
+        return greetings(self.config.chat, phase, me=self.me.name,
+                         opponent=self.context.opponent.name, engine=self._engine_name())
+
+    def _join(self, full: GameFull) -> None:
+        """First gameFull: per-game sources and observers, and hello (at the game's start)."""
+        assert self.context is not None
+        if self.hooks.move_sources is not None:
+            try:
+                self._sources = tuple(self.hooks.move_sources(self.context))
+            except Exception:
+                log.exception("move sources could not be set up; the engine plays alone")
+        for factory in self.hooks.observers:
+            try:
+                self._observers.append(factory(full, self.context))
+            except Exception:
+                log.exception("game observer could not be set up")
+        if len(full.state.moves) < 2 and not full.state.is_over:
+            for message in self._greetings(GamePhase.START):
+                self._spawn(self._send_chat(message), "greeting")
 
     # --- watchdog, resync, ending ------------------------------------------------------------
 
@@ -639,7 +696,7 @@ class Game:
             if self.context is None or self.state is None:
                 continue
             if (len(self.moves) < 2 and not self._our_turn() and not self._abort_sent
-                    and now - self._idle_since > abort_after_s):
+                    and now - self._idle_since > abort_after_s + self._abort_extra_s):
                 self._abort_sent = True
                 log.info("the opponent has not moved in %.0f s: aborting", abort_after_s)
                 await self._command("abort", self.client.abort(self.id))
@@ -695,25 +752,16 @@ class Game:
         log.info("game over: %s%s (%s)", status, f", {winner} wins" if winner else "", reason)
 
     async def _after_end(self) -> None:
-        """Goodbye line, finished hooks (PGN), the takeback ledger."""
+        """Goodbye line, observers (PGN), the takeback ledger."""
         if self.context is None:
             return
-        if len(self.moves) >= 2 and self.config.chat.greeting_end and self.reason == "finished":
-            text = chat.greeting(self.config.chat.greeting_end, me=self.me.name,
-                                 opponent=self.context.opponent.name, engine=self.engines.name)
-            for room in self.config.chat.greeting_rooms:
-                if text:
-                    with contextlib.suppress(LichessError):
-                        await asyncio.wait_for(self._send_chat(ChatReply(room, text)),
-                                               CHAT_TIMEOUT_S)
-        record = GameRecord(
-            context=self.context, moves=self.moves, status=self.status, winner=self.winner,
-            result=result_string(self.status, self.winner), started_at=self.started_at,
-            finished_at=time.time(), comments=dict(self._comments),
-        )
-        for hook in self.hooks.finished:
+        if len(self.moves) >= 2 and self.reason == "finished":
+            for message in self._greetings(GamePhase.END):
+                with contextlib.suppress(LichessError, TimeoutError):
+                    await asyncio.wait_for(self._send_chat(message), CHAT_TIMEOUT_S)
+        for observer in self._observers:
             try:
-                await hook.game_finished(record)
+                await observer.game_finished(self.status, self.winner)
             except Exception:
-                log.exception("game-finished hook %s failed", type(hook).__name__)
+                log.exception("game observer %s failed at the end", type(observer).__name__)
         self.ledger.forget(self.id)

@@ -1,20 +1,24 @@
-"""Where game features plug into a game: move sources, chat commands, the game-finished hook.
+"""Where game features plug into a game: move sources, chat commands, game observers.
 
-A game asks its move sources in order (book, tablebase, online, ...) before the engine; the
-first that answers plays. Chat lines from other users go to the chat-command handler, whose
-replies are sanitized and sent. When a game ends, every finished hook gets its record (PGN).
+- Move sources (book, tablebase, online) are asked in order before the engine; the first
+  that answers with a move plays it. A source may instead narrow the engine's root moves
+  (a tablebase that only suggests).
+- A chat-command handler answers chat lines from other users; the game posts the reply
+  (sanitized) and carries out its action.
+- Game observers follow the game (PGN records): its states, our moves, and its end.
 Draw, resign and takeback decisions live in `bot.conduct`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import chess
 
-from bot.events import ChatLine, Player
+from bot.commands import CommandContext, CommandReply
+from bot.events import GameFull, GameState, Player
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,71 +53,49 @@ class SourcedMove:
     tablebase_wdl: int | None = None  # for us: 2 win .. -2 loss, when the source knows
 
 
+@dataclass(frozen=True, slots=True)
+class RootRestriction:
+    """Not a move but advice: let the engine choose only among these moves."""
+
+    moves: tuple[chess.Move, ...]
+    source: str
+    tablebase_wdl: int | None = None
+
+
 class MoveSource(Protocol):
     name: str
 
-    async def choose(self, board: chess.Board, context: GameContext) -> SourcedMove | None:
-        """A move for `board` (our turn), or None to let the next source answer."""
+    async def choose(
+        self, board: chess.Board, context: GameContext
+    ) -> SourcedMove | RootRestriction | None:
+        """A move (or root advice) for `board`, our turn; None lets the next source answer."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class ChatReply:
-    room: str  # "player" | "spectator"
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class GameView:
-    """A snapshot for chat commands: the position and our latest search info."""
-
-    context: GameContext
-    board: chess.Board
-    last_info: Mapping[str, Any]
-    our_clock_s: float
-    their_clock_s: float
 
 
 class ChatCommandHandler(Protocol):
-    async def handle(self, line: ChatLine, view: GameView) -> Sequence[ChatReply]:
-        """Replies to one chat line from someone else (may be empty)."""
+    """Answers one chat line (`bot.commands.CommandResponder` is the project's handler)."""
+
+    def respond(self, *, room: str, username: str, text: str,
+                context: CommandContext) -> CommandReply | None: ...
+
+
+class GameObserver(Protocol):
+    """Follows one game from its gameFull (PGN records, statistics)."""
+
+    def game_state(self, state: GameState) -> None: ...
+
+    def our_move(self, ply: int, board: chess.Board, chosen: SourcedMove) -> None:
+        """Our move at `ply` (0-based); `board` is the position before it."""
         ...
 
-
-@dataclass(frozen=True, slots=True)
-class GameRecord:
-    """A finished game, for PGN writers and statistics."""
-
-    context: GameContext
-    moves: tuple[str, ...]  # UCI, as the server sent them
-    status: str
-    winner: str | None  # "white" | "black" | None
-    result: str  # "1-0", "0-1", "1/2-1/2" or "*"
-    started_at: float  # time.time()
-    finished_at: float
-    comments: Mapping[int, str]  # ply index -> our search info for the moves we played
-
-
-class GameFinishedHook(Protocol):
-    async def game_finished(self, record: GameRecord) -> None: ...
+    async def game_finished(self, status: str, winner: str | None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class GameHooks:
-    """Everything plugged into the games of one bot."""
+    """Everything plugged into the games of one bot; each factory is called once per game."""
 
-    move_sources: tuple[MoveSource, ...] = ()
-    chat_commands: ChatCommandHandler | None = None
-    finished: tuple[GameFinishedHook, ...] = ()
-
-
-def result_string(status: str, winner: str | None) -> str:
-    if winner == "white":
-        return "1-0"
-    if winner == "black":
-        return "0-1"
-    if status in ("draw", "stalemate", "insufficientMaterialClaim"):
-        return "1/2-1/2"
-    if status in ("timeout", "outoftime") and winner is None:
-        return "1/2-1/2"  # flag against insufficient material
-    return "*"
+    move_sources: Callable[[GameContext], Sequence[MoveSource]] | None = None
+    chat_commands: Callable[[], ChatCommandHandler] | None = None
+    observers: tuple[Callable[[GameFull, GameContext], GameObserver], ...] = ()
+    challenge_queue: Callable[[], Sequence[str]] | None = None  # who waits (for !queue)

@@ -1,0 +1,477 @@
+"""The bot's lifecycle: token check, engine warm-up, the event stream, challenges, games,
+signals and shutdown.
+
+One event loop. The long-lived tasks (event stream, challenge queue, spare engine, status)
+and every game live in one TaskGroup; each game runs inside its own error boundary, so one
+broken game never takes the others down. Only `AuthError` (the token stopped working) is
+fatal for the whole bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import signal
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from typing import Final
+
+from bot.challenges import DeclineReason, Verdict, decide, is_own_challenge
+from bot.conduct import TakebackLedger
+from bot.config import Config
+from bot.engines import EngineFailure, EnginePool, EngineSpec
+from bot.events import (
+    Challenge,
+    ChallengeCanceled,
+    ChallengeDeclined,
+    ChallengeEvent,
+    EventError,
+    GameFinish,
+    GameInfo,
+    GameStart,
+    UnknownEvent,
+    parse_event,
+)
+from bot.features import FeatureError, Features
+from bot.game import Game, Me, Metrics, ThinkingLoad
+from bot.hooks import GameHooks
+from bot.lichess import (
+    AuthError,
+    ClientTimings,
+    Lichess,
+    LichessError,
+    RequestError,
+    StreamOpened,
+    Unavailable,
+)
+
+log = logging.getLogger(__name__)
+
+EXIT_OK: Final = 0
+EXIT_FATAL: Final = 1
+EXIT_INTERRUPTED: Final = 130
+ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge holds a slot until its gameStart, at most
+MAX_QUEUE: Final = 50  # challenges waiting for a slot; more are declined "later"
+REMEMBERED_CHALLENGES: Final = 2000  # ids answered already (reconnects re-send them)
+QUEUE_TICK_S: Final = 5.0  # the challenge queue looks at expired accepts this often
+LEAVE_TIMEOUT_S: Final = 15.0  # after resigning at shutdown, wait this long for the games
+NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
+
+Notify = Callable[[str], object]
+
+
+class FatalError(Exception):
+    """The bot cannot run: bad token, wrong account type, engine that does not start."""
+
+
+class Bot:
+    """One running bot: owns the games, the challenge queue and the shutdown sequence."""
+
+    def __init__(
+        self,
+        config: Config,
+        client: Lichess,
+        engines: EnginePool,
+        me: Me,
+        *,
+        hooks: GameHooks,
+        metrics: Metrics,
+        notify: Notify | None = None,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.engines = engines
+        self.me = me
+        if hooks.challenge_queue is None:
+            hooks = dataclasses.replace(hooks, challenge_queue=self._queued_names)
+        self.hooks = hooks
+        self.metrics = metrics
+        self.notify = notify
+        self.ledger = TakebackLedger(config.state_dir, config.takeback.max_per_game)
+        self.load = ThinkingLoad()
+        self.games: dict[str, Game] = {}
+        self.accepted: dict[str, float] = {}  # challenge id -> when we accepted it
+        self.queue: deque[Challenge] = deque()
+        self.answered: OrderedDict[str, None] = OrderedDict()
+        self.accepting = True
+        self.stop_requested = asyncio.Event()
+        self.connected = asyncio.Event()  # the event stream is open (the bot is ready)
+        self._slot_freed = asyncio.Event()
+        self._tg: asyncio.TaskGroup | None = None
+
+    # --- the whole life -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            self._tg = tg
+            long_lived = [
+                tg.create_task(self._follow_events(), name="event stream"),
+                tg.create_task(self._take_challenges(), name="challenge queue"),
+                tg.create_task(self.engines.keep_spare(), name="spare engine"),
+                tg.create_task(self._heartbeat(), name="status"),
+            ]
+            await self.stop_requested.wait()
+            await self._shut_down()
+            for task in long_lived:
+                task.cancel()
+
+    def _queued_names(self) -> list[str]:
+        return [challenge.challenger.name for challenge in self.queue]
+
+    def busy(self) -> int:
+        """Games in progress plus challenges accepted whose game has not started yet."""
+        now = time.monotonic()
+        for challenge_id, at in list(self.accepted.items()):
+            if now - at > ACCEPTED_TTL_S:
+                log.info("challenge %s was accepted but no game started", challenge_id)
+                del self.accepted[challenge_id]
+        return len(self.games) + len(self.accepted)
+
+    # --- events -----------------------------------------------------------------------------
+
+    async def _follow_events(self) -> None:
+        async for item in self.client.follow_events():
+            if isinstance(item, StreamOpened):
+                if item.attempt:
+                    log.info("event stream reopened (attempt %d)", item.attempt)
+                self.connected.set()
+                continue
+            try:
+                event = parse_event(item)
+            except EventError as exc:
+                log.warning("skipped a malformed event: %s", exc)
+                continue
+            if isinstance(event, GameStart):
+                self._on_game_start(event.game)
+            elif isinstance(event, GameFinish):
+                self._on_game_finish(event.game)
+            elif isinstance(event, ChallengeEvent):
+                self._on_challenge(event.challenge)
+            elif isinstance(event, ChallengeCanceled):
+                self._forget_challenge(event.challenge_id, "canceled")
+            elif isinstance(event, ChallengeDeclined):
+                log.info("our challenge %s was declined (%s)", event.challenge_id,
+                         event.reason_key)
+            elif isinstance(event, UnknownEvent):
+                log.info("ignored event of unknown type %r", event.type)
+
+    def _on_game_start(self, info: GameInfo) -> None:
+        self.accepted.pop(info.game_id, None)
+        if info.game_id in self.games:
+            return  # re-sent after a reconnect
+        if info.status not in ("started", "created"):
+            return
+        log.info("game %s starts against %s", info.game_id, info.opponent_name)
+        game = Game(
+            info.game_id, client=self.client, config=self.config, engines=self.engines,
+            me=self.me, hooks=self.hooks, load=self.load, metrics=self.metrics,
+            ledger=self.ledger, info=info,
+        )
+        self.games[info.game_id] = game
+        assert self._tg is not None
+        self._tg.create_task(self._game_boundary(game), name=f"game {info.game_id}")
+
+    def _on_game_finish(self, info: GameInfo) -> None:
+        self.accepted.pop(info.game_id, None)
+        game = self.games.get(info.game_id)
+        if game is not None:
+            game.server_finished(info)
+        self._slot_freed.set()
+
+    async def _game_boundary(self, game: Game) -> None:
+        """One game's error boundary: whatever breaks in it stays in it (except a dead token)."""
+        try:
+            await game.run()
+        except* AuthError:
+            raise
+        except* Exception as group:
+            log.error("game %s crashed: %r", game.id, group.exceptions[0],
+                      exc_info=group.exceptions[0])
+            with contextlib.suppress(LichessError, TimeoutError):
+                await asyncio.wait_for(self.client.resign(game.id), 10.0)
+        finally:
+            self.games.pop(game.id, None)
+            self._slot_freed.set()
+
+    # --- challenges ----------------------------------------------------------------------
+
+    def _on_challenge(self, challenge: Challenge) -> None:
+        if is_own_challenge(challenge, self.me.id):
+            return
+        cid = challenge.id
+        if cid in self.answered or cid in self.accepted or any(c.id == cid for c in self.queue):
+            return  # re-sent after a reconnect
+        verdict = decide(challenge, self.config.challenge)
+        if verdict.accept and not self.accepting:
+            verdict = Verdict(DeclineReason.LATER, "shutting down")
+        elif verdict.accept and len(self.queue) >= MAX_QUEUE:
+            verdict = Verdict(DeclineReason.LATER, "the queue is full")
+        who = f"{challenge.challenger.name} ({challenge.variant}, {challenge.speed}, " \
+              f"{'rated' if challenge.rated else 'casual'})"
+        if verdict.accept:
+            log.info("challenge %s from %s: queued", cid, who)
+            self.queue.append(challenge)
+            self._slot_freed.set()
+            return
+        log.info("challenge %s from %s: declining (%s: %s)", cid, who, verdict.reason, verdict.why)
+        self._remember(cid)
+        assert self._tg is not None and verdict.reason is not None
+        self._tg.create_task(self._decline(cid, verdict.reason), name=f"decline {cid}")
+
+    async def _decline(self, challenge_id: str, reason: DeclineReason) -> None:
+        try:
+            await self.client.decline_challenge(challenge_id, reason.value)
+        except (RequestError, Unavailable) as exc:
+            log.warning("decline %s: %s", challenge_id, exc)
+
+    def _remember(self, challenge_id: str) -> None:
+        self.answered[challenge_id] = None
+        while len(self.answered) > REMEMBERED_CHALLENGES:
+            self.answered.popitem(last=False)
+
+    def _forget_challenge(self, challenge_id: str, why: str) -> None:
+        before = len(self.queue)
+        self.queue = deque(c for c in self.queue if c.id != challenge_id)
+        if len(self.queue) != before:
+            log.info("challenge %s %s while queued", challenge_id, why)
+        self.accepted.pop(challenge_id, None)
+
+    async def _take_challenges(self) -> None:
+        """Accept queued challenges in order whenever a slot is free."""
+        limit = self.config.challenge.concurrency
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._slot_freed.wait(), QUEUE_TICK_S)
+            self._slot_freed.clear()
+            while self.queue and self.accepting and self.busy() < limit:
+                challenge = self.queue.popleft()
+                self._remember(challenge.id)
+                self.accepted[challenge.id] = time.monotonic()
+                try:
+                    await self.client.accept_challenge(challenge.id)
+                except (RequestError, Unavailable) as exc:
+                    log.warning("accept %s: %s", challenge.id, exc)
+                    self.accepted.pop(challenge.id, None)
+                    continue
+                log.info("accepted challenge %s from %s", challenge.id,
+                         challenge.challenger.name)
+
+    # --- status and shutdown ---------------------------------------------------------------
+
+    def status_line(self) -> str:
+        return (f"{len(self.games)} games, {len(self.queue)} queued, "
+                f"{self.load.thinking} thinking, {self.engines.running} engines")
+
+    async def _heartbeat(self) -> None:
+        interval_s = self.config.log.status_interval_s
+        last_log = time.monotonic()
+        while True:
+            await asyncio.sleep(NOTIFY_INTERVAL_S)
+            if self.notify is not None:
+                self.notify(f"STATUS={self.status_line()}")
+            if interval_s > 0 and time.monotonic() - last_log >= interval_s:
+                last_log = time.monotonic()
+                log.info("status: %s", self.status_line())
+
+    async def _shut_down(self) -> None:
+        self.accepting = False
+        grace_s = self.config.game.shutdown_grace_s
+        for challenge in self.queue:
+            assert self._tg is not None
+            self._tg.create_task(self._decline(challenge.id, DeclineReason.LATER),
+                                 name=f"decline {challenge.id}")
+        self.queue.clear()
+        if self.games:
+            log.info("stopping: %d games may finish within %.0f s", len(self.games), grace_s)
+            await self._wait_games(grace_s)
+        if self.games:
+            action = self.config.game.shutdown_action
+            log.info("grace period over: %s %d games", action, len(self.games))
+            await asyncio.gather(*(game.leave(action) for game in list(self.games.values())))
+            await self._wait_games(LEAVE_TIMEOUT_S)
+
+    async def _wait_games(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.games and time.monotonic() < deadline:
+            self._slot_freed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._slot_freed.wait(), deadline - time.monotonic())
+
+
+async def check_account(client: Lichess) -> Me:
+    """The token must carry bot:play and belong to a BOT account; FatalError says what is wrong."""
+    try:
+        scopes = await client.token_scopes()
+        if scopes is not None and "bot:play" not in scopes:
+            raise FatalError("the token lacks the bot:play scope (it has: "
+                             f"{', '.join(sorted(scopes)) or 'none'}); create a token with "
+                             "bot:play at /account/oauth/token")
+        account = await client.account()
+    except AuthError as exc:
+        raise FatalError(f"the server rejected the token ({exc.message})") from exc
+    except (Unavailable, RequestError) as exc:
+        raise FatalError(f"cannot check the account: {exc}") from exc
+    name = str(account.get("username") or account.get("id") or "")
+    if not name:
+        raise FatalError("/api/account returned no user name")
+    if account.get("title") != "BOT":
+        raise FatalError(f"{name} is not a BOT account; upgrade it first "
+                         "(`kibitz upgrade`, irreversible, only for an account with no games)")
+    return Me(str(account.get("id") or name).lower(), name)
+
+
+def _install_signals(bot: Bot, hard_stop: Callable[[], None]) -> Callable[[], None]:
+    """SIGTERM/SIGINT: graceful stop; a second SIGINT: stop at once. Returns the uninstaller."""
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_signal(signum: int) -> None:
+        nonlocal interrupts
+        if signum == signal.SIGINT:
+            interrupts += 1
+            if interrupts >= 2:
+                log.warning("second interrupt: quitting now")
+                hard_stop()
+                return
+        if not bot.stop_requested.is_set():
+            log.info("%s: no new games; running games may finish within %.0f s "
+                     "(Ctrl-C again to quit now)", signal.Signals(signum).name,
+                     bot.config.game.shutdown_grace_s)
+            if bot.notify is not None:
+                bot.notify("STOPPING=1")
+            bot.stop_requested.set()
+
+    installed = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(signum, on_signal, signum)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            log.debug("cannot handle %s here", signum)
+
+    def uninstall() -> None:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+    return uninstall
+
+
+async def run_bot(
+    config: Config,
+    *,
+    url: str,
+    token: str,
+    stop: asyncio.Event | None = None,
+    handle_signals: bool = True,
+    hooks: GameHooks | None = None,
+    metrics: Metrics | None = None,
+    timings: ClientTimings | None = None,
+    on_ready: Callable[[Me], object] | None = None,
+    notify: Notify | None = None,
+) -> int:
+    """Run the bot until stopped; the exit code (0 after a clean stop).
+
+    `stop` (tests, embedding) asks for the same graceful stop as SIGTERM. `hooks` plugs in the
+    game features (default: from the config). `on_ready` is called once the engine is warm
+    and the event stream is open; `notify` receives systemd notify lines.
+    """
+    main = asyncio.current_task()
+    hard_stopped = False
+
+    def hard_stop() -> None:
+        nonlocal hard_stopped
+        hard_stopped = True
+        if main is not None:
+            main.cancel()
+
+    metrics = metrics if metrics is not None else Metrics()
+    engines = EnginePool(EngineSpec.from_config(config.engine), spare=config.engine.spare)
+    client = Lichess(url, token, timings=timings)
+    features: Features | None = None
+    uninstall: Callable[[], None] = lambda: None  # noqa: E731
+    try:
+        me = await check_account(client)
+        log.info("logged in as %s on %s", me.name, url)
+        if hooks is None:
+            try:
+                features = Features(config, url=url, token=token)
+            except FeatureError as exc:
+                raise FatalError(str(exc)) from exc
+            hooks = features.hooks()
+        bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify)
+        if handle_signals:
+            uninstall = _install_signals(bot, hard_stop)
+        log.info("warming up the engine (%s)", engines.name)
+        try:
+            name = await engines.warm_up()
+        except EngineFailure as exc:
+            raise FatalError(f"the engine does not work: {exc}") from exc
+        log.info("engine ready: %s", name)
+        async with asyncio.TaskGroup() as tg:
+            runner = tg.create_task(bot.run(), name="bot")
+            forward = (tg.create_task(_forward(stop, bot.stop_requested), name="stop request")
+                       if stop is not None else None)
+            await _announce_ready(bot, runner, me, on_ready, notify)
+            await asyncio.wait({runner})
+            if forward is not None:
+                forward.cancel()
+        log.info("stopped")
+        return EXIT_OK
+    except FatalError as exc:
+        log.critical("%s", exc)
+        return EXIT_FATAL
+    except BaseExceptionGroup as group:
+        auth = group.subgroup(AuthError)
+        if auth is not None:
+            log.critical("the server rejected the token: %s", auth.exceptions[0])
+            return EXIT_FATAL
+        if group.subgroup(asyncio.CancelledError) is not None and hard_stopped:
+            return _interrupted(main)
+        failure = group.subgroup(Exception)
+        if failure is None:
+            raise
+        log.critical("the bot stopped on an unexpected error", exc_info=failure)
+        return EXIT_FATAL
+    except asyncio.CancelledError:
+        if hard_stopped:
+            return _interrupted(main)
+        raise
+    finally:
+        uninstall()
+        await engines.close()
+        await client.close()
+        if features is not None:
+            await features.close()
+
+
+def _interrupted(main: asyncio.Task[object] | None) -> int:
+    if main is not None:
+        main.uncancel()
+    log.warning("interrupted: engines closed, running games left as they are")
+    return EXIT_INTERRUPTED
+
+
+async def _forward(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
+
+
+async def _announce_ready(bot: Bot, runner: asyncio.Task[None], me: Me,
+                          on_ready: Callable[[Me], object] | None, notify: Notify | None) -> None:
+    """Wait for the event stream to open (or the bot to end first), then say we are ready."""
+    connected = asyncio.ensure_future(bot.connected.wait())
+    try:
+        await asyncio.wait({connected, runner}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        connected.cancel()
+    if not bot.connected.is_set():
+        return
+    log.info("ready: accepting challenges (up to %d games at once)",
+             bot.config.challenge.concurrency)
+    if notify is not None:
+        notify("READY=1")
+    if on_ready is not None:
+        on_ready(me)
