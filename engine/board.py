@@ -37,6 +37,8 @@ Compiled API (``@njit``, for the search; moves come from ``engine.movegen``):
     The Polyglot key from scratch (a check on the incremental one).
 ``is_repetition(stack, keys, meta) -> bool``
     Did the current position occur before, since the last irreversible move?
+``state_is_consistent(board, stack, keys, meta) -> bool``
+    Do the incremental key and evaluation terms equal a computation from scratch (tests)?
 
 ``Position`` wraps the arrays for Python callers (FEN, UCI move text, tests, the UCI loop);
 its methods are not for the search's inner loop.  ``FenError`` (a ``ValueError``) says what is
@@ -335,6 +337,49 @@ def compute_key(board: BoardArray, stack: StackArray, meta: MetaArray) -> np.uin
     if stack[ply, S_SIDE] == WHITE:
         key ^= Z_TURN[0]
     return np.uint64(key)
+
+
+@njit_noalloc
+def state_is_consistent(
+    board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray
+) -> bool:
+    """Do the incremental key, evaluation terms and king squares equal a fresh computation?"""
+    ply = meta[M_PLY]
+    if keys[ply] != compute_key(board, stack, meta):
+        return False
+    mg = 0
+    eg = 0
+    phase = 0
+    npm_w = 0
+    npm_b = 0
+    pawns_w = 0
+    pawns_b = 0
+    for sq in range(21, 99):
+        p = board[sq]
+        if p <= 0:
+            continue
+        mg += PST_MG[p, sq]
+        eg += PST_EG[p, sq]
+        phase += PHASE_BY_CODE[p]
+        if p == PAWN:
+            pawns_w += MATERIAL_BY_CODE[p]
+        elif p == (PAWN | 8):
+            pawns_b += MATERIAL_BY_CODE[p]
+        elif p < 8:
+            npm_w += MATERIAL_BY_CODE[p]
+        else:
+            npm_b += MATERIAL_BY_CODE[p]
+        if (p & 7) == KING and stack[ply, S_KING + (p >> 3)] != sq:
+            return False
+    return bool(
+        stack[ply, S_MG] == mg
+        and stack[ply, S_EG] == eg
+        and stack[ply, S_PHASE] == phase
+        and stack[ply, S_NPM + WHITE] == npm_w
+        and stack[ply, S_NPM + BLACK] == npm_b
+        and stack[ply, S_PAWN_MAT + WHITE] == pawns_w
+        and stack[ply, S_PAWN_MAT + BLACK] == pawns_b
+    )
 
 
 @njit_noalloc
@@ -801,6 +846,7 @@ __all__ = [
     "make_move",
     "make_null",
     "move_to_uci",
+    "state_is_consistent",
     "unmake_move",
     "unmake_null",
 ]

@@ -4,6 +4,8 @@
     Every leaf is made and unmade (the speed benchmark counts this).
 ``perft_bulk(board, stack, keys, meta, depth) -> int``
     The same count, but the last ply only counts legal moves (faster; for deep tests).
+``perft_checked(board, stack, keys, meta, depth, errors) -> int``
+    The full count, also checking the incremental state at every node (for tests).
 ``perft_divide(board, stack, keys, meta, depth, moves, counts) -> int``
     Fills ``moves``/``counts`` (int32 / int64, ``MAX_MOVES`` long) with each legal root move
     and its subtree count; returns the number of root moves.  ``divide_lines(position, depth)``
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from engine.board import Position, make_move, move_to_uci, unmake_move
+from engine.board import Position, make_move, move_to_uci, state_is_consistent, unmake_move
 from engine.constants import M_PLY, MAX_MOVES, S_SIDE
 from engine.jit import njit, njit_noalloc
 from engine.movegen import gen_legal, gen_moves, is_legal
@@ -54,6 +56,47 @@ def _perft(
             total += _perft(board, stack, keys, meta, depth - 1, buf, bulk)
             unmake_move(board, stack, meta)
     return total
+
+
+@njit_noalloc
+def _perft_checked(
+    board: BoardArray,
+    stack: StackArray,
+    keys: KeyArray,
+    meta: MetaArray,
+    depth: int,
+    buf: MoveBuffer,
+    errors: npt.NDArray[np.int64],
+) -> int:
+    if not state_is_consistent(board, stack, keys, meta):
+        errors[0] += 1
+    if depth == 0:
+        return 1
+    moves = buf[depth]
+    n = gen_moves(board, stack, meta, moves)
+    total = 0
+    for i in range(n):
+        move = moves[i]
+        if is_legal(board, stack, meta, move):
+            make_move(board, stack, keys, meta, move)
+            total += _perft_checked(board, stack, keys, meta, depth - 1, buf, errors)
+            unmake_move(board, stack, meta)
+    return total
+
+
+@njit
+def perft_checked(
+    board: BoardArray,
+    stack: StackArray,
+    keys: KeyArray,
+    meta: MetaArray,
+    depth: int,
+    errors: npt.NDArray[np.int64],
+) -> int:
+    """``perft`` that also counts into ``errors[0]`` the nodes whose incremental state
+    (key, evaluation terms, king squares) differs from a fresh computation."""
+    buf = np.zeros((max(depth, 0) + 1, MAX_MOVES), dtype=np.int32)
+    return _perft_checked(board, stack, keys, meta, depth, buf, errors)
 
 
 @njit
@@ -108,9 +151,7 @@ def divide(position: Position, depth: int) -> list[tuple[str, int]]:
     board, stack, keys, meta = position.arrays
     n = perft_divide(board, stack, keys, meta, depth, moves, counts)
     side = int(stack[meta[M_PLY], S_SIDE])
-    return [
-        (move_to_uci(int(moves[i]), side, position.chess960), int(counts[i])) for i in range(n)
-    ]
+    return [(move_to_uci(int(moves[i]), side, position.chess960), int(counts[i])) for i in range(n)]
 
 
 def divide_lines(position: Position, depth: int) -> list[str]:

@@ -1,0 +1,104 @@
+"""Shared helpers of the engine tests: perft suites, python-chess oracles, random games."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+
+from engine.board import Position
+from engine.constants import KING, PAWN, S_EG, S_KING, S_MG, S_NPM, S_PAWN_MAT, S_PHASE
+from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+
+
+@dataclass(frozen=True)
+class PerftCase:
+    """One EPD line: a position and its known leaf counts by depth."""
+
+    fen: str
+    counts: dict[int, int]
+    line: int
+
+    def deepest(self, max_nodes: int) -> int:
+        """The deepest listed depth whose count is at most ``max_nodes`` (at least 1)."""
+        return max((d for d, n in self.counts.items() if n <= max_nodes), default=1)
+
+
+def load_perft_epd(name: str) -> list[PerftCase]:
+    """Parse ``FEN ;D1 20 ;D2 400 ...`` lines of a file in tests/data."""
+    cases = []
+    text = (DATA_DIR / name).read_text()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        fen, *fields = (part.strip() for part in raw.split(";"))
+        counts = {}
+        for field in fields:
+            label, value = field.split()
+            counts[int(label[1:])] = int(value)
+        cases.append(PerftCase(fen, counts, number))
+    return cases
+
+
+def eval_terms_from_scratch(pos: Position) -> dict[int, int]:
+    """The state fields the board updates incrementally, computed from the board alone."""
+    terms = dict.fromkeys((S_MG, S_EG, S_PHASE, S_NPM, S_NPM + 1, S_PAWN_MAT, S_PAWN_MAT + 1), 0)
+    for sq in range(120):
+        p = int(pos.board[sq])
+        if p <= 0:
+            continue
+        terms[S_MG] += int(PST_MG[p, sq])
+        terms[S_EG] += int(PST_EG[p, sq])
+        terms[S_PHASE] += int(PHASE_BY_CODE[p])
+        color = p >> 3
+        field = S_PAWN_MAT if p & 7 == PAWN else S_NPM
+        if p & 7 != KING:
+            terms[field + color] += int(MATERIAL_BY_CODE[p])
+        else:
+            terms[S_KING + color] = sq
+    return terms
+
+
+def state_snapshot(pos: Position) -> tuple[bytes, bytes, int, int]:
+    """Board, current state row, key and ply: what an unmake must restore exactly."""
+    return (pos.board.tobytes(), pos.stack[pos.ply].tobytes(), pos.key, pos.ply)
+
+
+def uci_set(board: chess.Board) -> set[str]:
+    """python-chess's legal moves as UCI text (king-takes-rook castling on chess960 boards)."""
+    return {board.uci(move) for move in board.legal_moves}
+
+
+def engine_uci_set(pos: Position) -> set[str]:
+    return {pos.move_to_uci(move) for move in pos.legal_moves()}
+
+
+def random_boards(seed: int, games: int, chess960: bool, max_plies: int) -> list[chess.Board]:
+    """Positions of seeded random games, one board per ply (start positions included).
+
+    Captures are preferred half of the time so the games reach endings, promotions and
+    en passant more often than uniformly random play does.
+    """
+    rng = random.Random(seed)
+    boards: list[chess.Board] = []
+    for _ in range(games):
+        if chess960:
+            board = chess.Board.from_chess960_pos(rng.randrange(960))
+        else:
+            board = chess.Board()
+        boards.append(board.copy(stack=False))
+        for _ in range(max_plies):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            captures = [m for m in moves if board.is_capture(m) or m.promotion]
+            pool = captures if captures and rng.random() < 0.5 else moves
+            board.push(rng.choice(pool))
+            boards.append(board.copy(stack=False))
+            if board.is_insufficient_material() or board.halfmove_clock >= 100:
+                break
+    return boards
