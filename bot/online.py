@@ -112,7 +112,7 @@ class SourceSettings:
     max_pieces: int = 7  # online tablebase: only positions with at most this many pieces
 
 
-_Asker = Callable[["_Source", chess.Board, str], Awaitable[OnlineMove]]
+_Asker = Callable[["_Request", chess.Board, str], Awaitable[OnlineMove]]
 
 
 class _Miss(Exception):
@@ -139,6 +139,14 @@ class _Source:
         limit = self.settings.max_misses
         if give_up or (limit > 0 and self.misses >= limit):
             self.given_up = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One question to one source, with the timeout it gets."""
+
+    source: _Source
+    timeout_s: float
 
 
 class OnlineSources:
@@ -170,8 +178,13 @@ class OnlineSources:
     def any_active(self) -> bool:
         return any(s.active for s in (self.tablebase, self.explorer, self.cloud_eval))
 
-    async def probe(self, board: chess.Board, variant: str = "standard") -> OnlineAnswer:
-        """Ask the active sources in turn until one gives a legal move."""
+    async def probe(self, board: chess.Board, variant: str = "standard", *,
+                    budget_s: float | None = None) -> OnlineAnswer:
+        """Ask the active sources in turn until one gives a legal move.
+
+        With ``budget_s``, no request outlives it: each gets the smaller of its own
+        timeout and what is left of the budget (running out counts as a miss).
+        """
         started = time.monotonic()
         for source, ask in (
             (self.tablebase, self._ask_tablebase),
@@ -182,15 +195,20 @@ class OnlineSources:
                 continue
             if source is self.tablebase and not _tablebase_covers(board, source.settings):
                 continue
-            found = await self._ask(source, ask, board, variant)
+            timeout_s = source.settings.timeout_s
+            if budget_s is not None:
+                timeout_s = min(timeout_s, budget_s - (time.monotonic() - started))
+                if timeout_s <= 0:
+                    break
+            found = await self._ask(source, ask, board, variant, timeout_s)
             if found is not None:
                 return OnlineAnswer(found, time.monotonic() - started)
         return OnlineAnswer(None, time.monotonic() - started)
 
-    async def _ask(self, source: _Source, ask: _Asker, board: chess.Board,
-                   variant: str) -> OnlineMove | None:
+    async def _ask(self, source: _Source, ask: _Asker, board: chess.Board, variant: str,
+                   timeout_s: float) -> OnlineMove | None:
         try:
-            found = await ask(source, board, variant)
+            found = await ask(_Request(source, timeout_s), board, variant)
         except _Miss as miss:
             log.debug("%s: no move (%s)", source.kind, miss)
             source.record(False)
@@ -206,10 +224,10 @@ class OnlineSources:
         source.record(True)
         return found
 
-    async def _get_json(self, source: _Source, path: str,
+    async def _get_json(self, request: _Request, path: str,
                         params: Mapping[str, str]) -> Mapping[str, Any]:
-        timeout = aiohttp.ClientTimeout(total=source.settings.timeout_s)
-        async with self._session.get(f"{source.url}{path}", params=params, timeout=timeout,
+        timeout = aiohttp.ClientTimeout(total=request.timeout_s)
+        async with self._session.get(f"{request.source.url}{path}", params=params, timeout=timeout,
                                      headers=self._headers) as response:
             if response.status == 429:
                 raise _RateLimited
@@ -225,12 +243,12 @@ class OnlineSources:
             raise _Miss("the reply is not a JSON object")
         return data
 
-    async def _ask_explorer(self, source: _Source, board: chess.Board,
+    async def _ask_explorer(self, request: _Request, board: chess.Board,
                             variant: str) -> OnlineMove:
         params = {"variant": _api_variant(variant), "fen": board.fen(),
                   "speeds": EXPLORER_SPEEDS, "ratings": EXPLORER_RATINGS,
                   "topGames": "0", "recentGames": "0"}
-        data = await self._get_json(source, "/lichess", params)
+        data = await self._get_json(request, "/lichess", params)
         best: tuple[int, chess.Move] | None = None
         for entry in _list(data, "moves"):
             games = sum(_int(entry, key) for key in ("white", "draws", "black"))
@@ -242,13 +260,14 @@ class OnlineSources:
             raise _Miss("no move with enough games")
         return OnlineMove(best[1], OnlineSourceKind.EXPLORER, games=best[0])
 
-    async def _ask_cloud_eval(self, source: _Source, board: chess.Board,
+    async def _ask_cloud_eval(self, request: _Request, board: chess.Board,
                               variant: str) -> OnlineMove:
         params = {"fen": board.fen(), "multiPv": "1", "variant": _api_variant(variant)}
-        data = await self._get_json(source, "/api/cloud-eval", params)
+        data = await self._get_json(request, "/api/cloud-eval", params)
         depth = _int(data, "depth")
-        if depth < source.settings.min_depth:
-            raise _Miss(f"depth {depth} is below {source.settings.min_depth}")
+        min_depth = request.source.settings.min_depth
+        if depth < min_depth:
+            raise _Miss(f"depth {depth} is below {min_depth}")
         pvs = _list(data, "pvs")
         if not pvs:
             raise _Miss("no variation")
@@ -268,9 +287,9 @@ class OnlineSources:
         score = chess.engine.PovScore(white, chess.WHITE)
         return OnlineMove(pv[0], OnlineSourceKind.CLOUD_EVAL, score=score, depth=depth, pv=pv)
 
-    async def _ask_tablebase(self, source: _Source, board: chess.Board,
+    async def _ask_tablebase(self, request: _Request, board: chess.Board,
                              variant: str) -> OnlineMove:
-        data = await self._get_json(source, "/standard", {"fen": board.fen()})
+        data = await self._get_json(request, "/standard", {"fen": board.fen()})
         wdl = CATEGORY_WDL.get(str(data.get("category")))
         if wdl is None:
             raise _Miss(f"category {data.get('category')!r}")

@@ -139,10 +139,10 @@ async def test_tablebase_is_asked_only_for_few_pieces(services: Services) -> Non
 
 async def test_timeouts_and_errors_are_misses_and_timed(services: Services) -> None:
     services.fixtures.add_explorer_move(START_FEN, "e2e4")
-    services.fixtures.delay_s["explorer"] = 1.0
-    sources = services.sources(explorer=True, timeout_s=0.2, max_misses=0)
+    services.fixtures.delay_s["explorer"] = 0.6
+    sources = services.sources(explorer=True, timeout_s=0.15, max_misses=0)
     answer = await sources.probe(chess.Board())
-    assert answer.move is None and 0.15 < answer.elapsed_s < 0.9
+    assert answer.move is None and 0.1 < answer.elapsed_s < 0.5
     services.fixtures.delay_s.clear()
     services.fixtures.fail_status["explorer"] = 500
     assert (await sources.probe(chess.Board())).move is None
@@ -184,3 +184,13 @@ async def test_sources_in_order_and_from_config(services: Services) -> None:
     services.fixtures.fail_status["tablebase"] = 503
     found = (await sources.probe(board)).move
     assert found is not None and found.source is OnlineSourceKind.CLOUD_EVAL
+
+
+async def test_the_budget_bounds_all_requests(services: Services) -> None:
+    services.fixtures.delay_s["tablebase"] = 0.6
+    services.fixtures.delay_s["explorer"] = 0.6
+    services.fixtures.add_explorer_move(KRK, "a1a8")
+    sources = services.sources(explorer=True, tablebase=True, timeout_s=5.0)
+    answer = await sources.probe(chess.Board(KRK), budget_s=0.2)
+    assert answer.move is None and answer.elapsed_s < 0.5
+    assert sources.tablebase.misses == 1 and services.fixtures.requests["explorer"] == 0
