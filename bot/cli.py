@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import importlib.metadata
 import platform
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
 
 from bot.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config
 from bot.token import Token, TokenError, resolve_token
@@ -111,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--games-dir", type=Path, metavar="DIR",
                       help="where the PGN goes (default: the config key pgn.dir)")
     _add_config(demo)
-    _add_log_level(demo)
+    demo.add_argument("--log-level", choices=LOG_LEVELS, metavar="LEVEL", default="warning",
+                      help="the bot's own log lines below this level are hidden, so the "
+                           "game is easy to follow (default: %(default)s)")
     demo.set_defaults(run=cmd_demo)
 
     sandbox = command(
@@ -171,11 +171,6 @@ def _port(text: str) -> int:
 # --- shared steps -------------------------------------------------------------------
 
 
-def _late(module: str, name: str) -> Any:
-    """A function from a module imported only when the command runs."""
-    return getattr(importlib.import_module(module), name)
-
-
 def _error(message: str) -> None:
     print(f"kibitz: {message}", file=sys.stderr)
 
@@ -202,23 +197,24 @@ def cmd_play(args: argparse.Namespace) -> int:
     config = _load(args)
     token = _token(config)
     setup_logging(args.log_level or config.log.level, secrets=[token.value])
-    # The whole bot loads only when it is about to play.
-    run_bot = _late("bot.app", "run_bot")
+    from bot.app import run_bot  # the whole bot loads only when it is about to play
+
     return int(asyncio.run(run_bot(config, url=_url(args, config), token=token.value)))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    run_demo = _late("bot.demo", "run_demo")
+    from bot.demo import run_demo
+
     config = _load(args)
     return int(asyncio.run(run_demo(config, clock=args.clock, opponent=args.opponent,
                                 games_dir=args.games_dir,
-                                log_level=args.log_level or config.log.level)))
+                                log_level=args.log_level)))
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
     from bot.logs import setup_logging
+    from bot.sandbox.server import run_sandbox
 
-    run_sandbox = _late("bot.sandbox.server", "run_sandbox")
     setup_logging(args.log_level or "info")
     asyncio.run(run_sandbox(host=args.host, port=args.port))
     return ExitCode.OK
