@@ -52,6 +52,7 @@ def plan_move(
     first_move_s: float,
     thinking_games: int,
     cores: int,
+    max_move_s: float | None = None,
 ) -> ThinkPlan:
     """The engine limit for our move.
 
@@ -59,18 +60,22 @@ def plan_move(
       and the opponent should not wait;
     - no real clock (unlimited, correspondence): a fixed `UNTIMED_MOVE_S`;
     - otherwise the clocks, ours reduced by the reserve (overhead + latency, scaled by load)
-      and by the time gone since the state arrived, plus both increments.
+      and by the time gone since the state arrived, plus both increments;
+    - `max_move_s`, if set, caps every move (UCI `movetime` next to the clocks).
     """
     load = load_factor(thinking_games, cores)
     reserve_s = (overhead_s + latency_s) * load
     if clock_running:
         our_clock_s -= elapsed_s
     if our_clock_s >= UNTIMED_CLOCK_S:
-        return ThinkPlan(chess.engine.Limit(time=UNTIMED_MOVE_S),
-                         UNTIMED_MOVE_S + HARD_LIMIT_SLACK_S * load, reserve_s)
+        untimed_s = min(UNTIMED_MOVE_S, max_move_s or UNTIMED_MOVE_S)
+        return ThinkPlan(chess.engine.Limit(time=untimed_s),
+                         untimed_s + HARD_LIMIT_SLACK_S * load, reserve_s)
     ours = max(MIN_ENGINE_CLOCK_S, our_clock_s - reserve_s)
     if first_move:
         budget_s = min(first_move_s, max(MIN_ENGINE_CLOCK_S, ours / 10.0))
+        if max_move_s is not None:
+            budget_s = min(budget_s, max_move_s)
         return ThinkPlan(chess.engine.Limit(time=budget_s),
                          budget_s + HARD_LIMIT_SLACK_S * load, reserve_s)
     theirs = max(MIN_ENGINE_CLOCK_S, min(their_clock_s, UNTIMED_CLOCK_S))
@@ -80,9 +85,13 @@ def plan_move(
         else (their_increment_s, our_increment_s)
     )
     limit = chess.engine.Limit(
-        white_clock=white_s, black_clock=black_s, white_inc=white_inc, black_inc=black_inc
+        white_clock=white_s, black_clock=black_s, white_inc=white_inc, black_inc=black_inc,
+        time=max_move_s,
     )
-    hard_limit_s = HARD_LIMIT_SHARE * ours + our_increment_s / 2 + HARD_LIMIT_SLACK_S * load
+    hard_limit_s = HARD_LIMIT_SHARE * ours + our_increment_s / 2
+    if max_move_s is not None:
+        hard_limit_s = min(hard_limit_s, max_move_s)
+    hard_limit_s += HARD_LIMIT_SLACK_S * load
     return ThinkPlan(limit, hard_limit_s, reserve_s)
 
 

@@ -248,6 +248,7 @@ class EngineConfig:
         lambda: MappingProxyType({"Hash": 64}), _uci_options)
     move_overhead_s: float = _key(0.1, _number(0))
     first_move_s: float = _key(3.0, _number(0, exclusive_min=True))
+    max_move_s: float | None = _key(None, _optional(_number(0, exclusive_min=True)))
     ponder: bool = _key(False, _boolean)
     spare: bool = _key(True, _boolean)
 

@@ -359,7 +359,8 @@ class Game:
             self._sent = None
         ours = self._our_turn()
         self._answer_offers(state)
-        if ours and self._mover_moves != state.moves:
+        in_flight = self._sent is not None and self._sent[0] == len(state.moves)
+        if ours and self._mover_moves != state.moves and not in_flight:
             self._start_mover(state.moves, received)
         elif not ours and self._mover_moves != state.moves:
             self._cancel_mover()
@@ -493,6 +494,7 @@ class Game:
             first_move_s=self.config.engine.first_move_s,
             thinking_games=self.load.thinking + 1,
             cores=CORES,
+            max_move_s=self.config.engine.max_move_s,
         )
 
     async def _choose(self, board: chess.Board, moves: tuple[str, ...],

@@ -1,0 +1,166 @@
+"""Running the real bot against the in-process sandbox: real HTTP on loopback, real engines."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import chess
+
+from bot.app import run_bot
+from bot.config import Config, parse_config
+from bot.game import Me, Metrics
+from bot.hooks import GameHooks
+from bot.lichess import ClientTimings
+from bot.sandbox.server import GameRecord, SandboxServer
+
+BOT = "kibitz"
+STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
+ROOT = Path(__file__).resolve().parents[2]
+
+# Fast reactions for tests: short silences, short backoffs, a 1 s "minute" after a 429.
+FAST_TIMINGS = ClientTimings(
+    request_timeout_s=3.0, stream_read_timeout_s=1.5, rate_limit_pause_s=1.0,
+    backoff_base_s=0.05, backoff_cap_s=0.4, retry_deadline_s=20.0,
+)
+
+
+def engine_command() -> list[str]:
+    """The built-in engine once it plays; Debian's Stockfish until then."""
+    if (ROOT / "engine" / "__main__.py").exists():
+        return [sys.executable, "-m", "engine"]
+    return [STOCKFISH]
+
+
+def make_config(tmp_path: Path, extra: str = "", *, concurrency: int = 4,
+                max_move_s: float = 0.1) -> Config:
+    """A test configuration: quick moves, quick aborts, PV in both rooms, files in tmp_path."""
+    command = ", ".join(f'"{part}"' for part in engine_command())
+    text = f"""
+state_dir: "{tmp_path / 'state'}"
+engine:
+  command: [{command}]
+  options: {{Hash: 16}}
+  move_overhead_s: 0.05
+  first_move_s: 0.2
+  max_move_s: {max_move_s}
+challenge:
+  concurrency: {concurrency}
+game:
+  abort_after_s: 2
+  shutdown_grace_s: 5
+chat:
+  kibitz_every: 1
+  kibitz_rooms: [spectator, player]
+pgn:
+  dir: "{tmp_path / 'games'}"
+log:
+  status_interval_s: 0
+{extra}
+"""
+    return parse_config(text, "test config")
+
+
+@dataclass
+class BotRun:
+    server: SandboxServer
+    token: str
+    task: asyncio.Task[int]
+    stop: asyncio.Event
+    metrics: Metrics
+    ready: asyncio.Event
+    me: list[Me] = field(default_factory=list)
+
+    async def finish(self, timeout_s: float = 30.0) -> int:
+        self.stop.set()
+        return await asyncio.wait_for(self.task, timeout_s)
+
+
+@contextlib.asynccontextmanager
+async def running_bot(server: SandboxServer, config: Config, *, token: str | None = None,
+                      timings: ClientTimings = FAST_TIMINGS,
+                      hooks: GameHooks | None = None) -> AsyncIterator[BotRun]:
+    """The bot running on `server` until the block ends (then stopped gracefully)."""
+    if token is None:
+        token = server.add_account(BOT, bot=True)
+    stop = asyncio.Event()
+    ready = asyncio.Event()
+    metrics = Metrics()
+    me: list[Me] = []
+
+    def on_ready(who: Me) -> None:
+        me.append(who)
+        ready.set()
+
+    task = asyncio.create_task(run_bot(
+        config, url=server.url, token=token, stop=stop, handle_signals=False, hooks=hooks,
+        metrics=metrics, timings=timings, on_ready=on_ready,
+    ))
+    run = BotRun(server, token, task, stop, metrics, ready, me)
+    try:
+        waiter = asyncio.ensure_future(ready.wait())
+        await asyncio.wait({waiter, task}, timeout=120, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if task.done():
+            raise AssertionError(f"the bot stopped before it was ready: {task.result()}")
+        yield run
+    finally:
+        stop.set()
+        if not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 30)
+            except TimeoutError:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+async def bot_games(server: SandboxServer, count: int, timeout_s: float) -> list[str]:
+    """Ids of the bot's games as they start, until `count` have started."""
+    account = server.account(BOT)
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while len(seen) < count:
+        for game, _color in server.lobby.ongoing(account):
+            if game.id not in seen:
+                seen.append(game.id)
+        for record in server.game_records():
+            if BOT in (record.white.lower(), record.black.lower()) and record.id not in seen:
+                seen.append(record.id)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"only {len(seen)} of {count} games started")
+        await asyncio.sleep(0.05)
+    return seen[:count]
+
+
+def assert_legal(record: GameRecord) -> chess.Board:
+    """Replays the server's record: every move legal, none repeated by a stale request."""
+    chess960 = record.variant in ("chess960", "fromPosition")
+    fen = record.initial_fen
+    board = chess.Board(fen, chess960=chess960) if fen and fen != "startpos" else \
+        chess.Board(chess960=chess960)
+    for uci in record.moves:
+        move = board.parse_uci(uci)
+        assert board.is_legal(move), f"{record.id}: illegal {uci} in {board.fen()}"
+        board.push(move)
+    return board
+
+
+async def post_as(server: SandboxServer, token: str, path: str) -> int:
+    """A command sent as another account (the opponent resigns, offers a draw, ...)."""
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session, \
+            session.post(server.url + path) as resp:
+        await resp.read()
+        return resp.status
+
+
+def quiet_logs() -> None:
+    logging.getLogger("bot.sandbox").setLevel(logging.WARNING)

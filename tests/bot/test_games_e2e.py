@@ -1,0 +1,133 @@
+"""Whole games on the sandbox: standard, chess960 and from-position, ending in mate,
+resignation, draw and abort; every move legal; kibitz lines with a PV within 140 characters."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import chess
+
+from bot.sandbox.opponent import ChallengeSpec
+from bot.sandbox.server import GameRecord, SandboxServer
+from tests.bot.e2e_support import (
+    BOT,
+    assert_legal,
+    make_config,
+    post_as,
+    quiet_logs,
+    running_bot,
+)
+
+# Castling is possible for both sides at once, so the castling notation gets exercised.
+CASTLING_FEN = "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 4 8"
+# Rook against rook: dead level, the bot accepts a draw offer here.
+ROOK_ENDING_FEN = "4k2r/8/8/8/8/8/R7/4K3 w - - 0 40"
+
+
+async def play_as(server: SandboxServer, token: str, game_id: str, uci: str) -> None:
+    status = await post_as(server, token, f"/api/board/game/{game_id}/move/{uci}")
+    assert status == 200, f"move {uci} refused: {status}"
+
+
+async def wait_turns(server: SandboxServer, game_id: str, plies: int, timeout_s: float = 20) -> None:
+    async with asyncio.timeout(timeout_s):
+        while len(server.game_record(game_id).moves) < plies:
+            await asyncio.sleep(0.02)
+
+
+def kibitz_lines(record: GameRecord) -> list[str]:
+    return [line.text for line in record.chat
+            if line.username.lower() == BOT and "PV" in line.text]
+
+
+def bot_color(record: GameRecord) -> str:
+    return "white" if record.white.lower() == BOT else "black"
+
+
+async def test_whole_games_in_every_variant_and_every_ending(tmp_path: Path) -> None:
+    quiet_logs()
+    config = make_config(tmp_path, """
+draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
+""", concurrency=8)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        tokens = {name: server.add_account(name, bot=False)
+                  for name in ("quitter", "peacemaker", "sleeper")}
+        async with running_bot(server, config) as run:
+            # Random movers: the bot mates them (standard, chess960, from a set-up position).
+            for name, spec in {
+                "sparring": ChallengeSpec(BOT, 60, 0, variant="standard", repeat=False),
+                "fischer": ChallengeSpec(BOT, 60, 0, variant="chess960", repeat=False),
+                "setup": ChallengeSpec(BOT, 60, 0, variant="fromPosition", fen=CASTLING_FEN,
+                                       repeat=False),
+            }.items():
+                await server.start_opponent(name, challenge=spec, seed=7)
+            # Driven by the test: resigns after two moves each; offers a draw; never moves.
+            resign_id = await server.challenge("quitter", BOT, 60, 0, color="white")
+            draw_id = await server.challenge("peacemaker", BOT, 60, 0, variant="fromPosition",
+                                             fen=ROOK_ENDING_FEN, color="white")
+            abort_id = await server.challenge("sleeper", BOT, 60, 0, color="white")
+
+            await asyncio.sleep(0.5)
+            await play_as(server, tokens["quitter"], resign_id, "e2e4")
+            await wait_turns(server, resign_id, 2)
+            await play_as(server, tokens["quitter"], resign_id, "d2d4")
+            await wait_turns(server, resign_id, 4)
+            assert await post_as(server, tokens["quitter"],
+                                 f"/api/board/game/{resign_id}/resign") == 200
+
+            await play_as(server, tokens["peacemaker"], draw_id, "e1d1")
+            await wait_turns(server, draw_id, 2)
+            assert await post_as(server, tokens["peacemaker"],
+                                 f"/api/board/game/{draw_id}/draw/yes") == 200
+
+            records: dict[str, GameRecord] = {}
+            for game_id in (resign_id, draw_id, abort_id):
+                records[game_id] = await server.wait_for_game_end(game_id, 30)
+            others = [r for r in server.game_records() if r.id not in records]
+            assert len(others) == 3
+            for record in others:
+                records[record.id] = await server.wait_for_game_end(record.id, 90)
+            await asyncio.sleep(0.3)  # last kibitz lines
+            records = {game_id: server.game_record(game_id) for game_id in records}
+        assert await asyncio.wait_for(run.task, 1) == 0
+
+    assert records[resign_id].status == "resign"
+    assert records[resign_id].winner == "black"
+    assert records[draw_id].status == "draw"
+    assert records[abort_id].status == "aborted"
+    assert records[abort_id].moves == ()
+    mates = [r for r in records.values() if r.id not in (resign_id, draw_id, abort_id)]
+    assert sorted(r.variant for r in mates) == ["chess960", "fromPosition", "standard"]
+    for record in mates:
+        assert record.status == "mate", (record.variant, record.status)
+        assert record.winner == bot_color(record)
+    castled = False
+    for record in records.values():
+        assert_legal(record)
+        castled |= castlings(record) > 0
+        if len(record.moves) >= 2:
+            lines = kibitz_lines(record)
+            assert lines, f"{record.id}: no kibitz line"
+            for line in lines:
+                assert len(line) <= 140
+                assert "PV " in line and "depth " in line
+    assert castled, "no game castled: the castling notation went untested"
+    assert run.metrics.rejected_moves == 0
+    pgn_files = list((tmp_path / "games").glob("*.pgn"))
+    assert len(pgn_files) == 6
+
+
+
+def castlings(record: GameRecord) -> int:
+    """How many castling moves the game had."""
+    chess960 = record.variant in ("chess960", "fromPosition")
+    fen = record.initial_fen
+    board = chess.Board(fen, chess960=chess960) if fen and fen != "startpos" else \
+        chess.Board(chess960=chess960)
+    count = 0
+    for uci in record.moves:
+        move = board.parse_uci(uci)
+        count += board.is_castling(move)
+        board.push(move)
+    return count
