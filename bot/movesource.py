@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import aiohttp
@@ -25,7 +25,7 @@ from bot.book import BookSelection, OpeningBook
 from bot.config import Config
 from bot.hooks import GameContext, MoveSource, RootRestriction, SourcedMove
 from bot.online import OnlineSourceKind, OnlineSources, sources_from_config
-from bot.tablebase import RootProbe, Syzygy, TablebaseQuality
+from bot.tablebase import RootProbe, Syzygy, TablebaseError, TablebaseQuality
 
 log = logging.getLogger(__name__)
 
@@ -162,16 +162,24 @@ class MoveSources:
 
     @classmethod
     def from_config(cls, config: Config, *, server_url: str,
-                    session: Callable[[], aiohttp.ClientSession] | None) -> MoveSources:
+                    session: Callable[[], aiohttp.ClientSession] | None,
+                    headers: Mapping[str, str] | None = None) -> MoveSources:
         """The sources ``config`` enables. Book and table files are opened here (a missing
         file raises :class:`~bot.book.BookError` / :class:`~bot.tablebase.TablebaseError`).
-        ``session`` gives the HTTP session for the online services (None: no online)."""
+        ``session`` gives the HTTP session for the online services (None: no online);
+        ``headers`` go with their requests (the explorer wants the account's token)."""
         book = None
         if config.book.enabled and any(config.book.books.values()):
             book = OpeningBook(config.book.books, selection=BookSelection(config.book.selection),
                                min_weight=config.book.min_weight,
                                max_depth_plies=config.book.max_depth)
-        syzygy = Syzygy(config.tablebase.syzygy_paths) if config.tablebase.syzygy_paths else None
+        try:
+            syzygy = (Syzygy(config.tablebase.syzygy_paths) if config.tablebase.syzygy_paths
+                      else None)
+        except TablebaseError:
+            if book is not None:
+                book.close()
+            raise
         online_config = config.online
         wanted = (online_config.explorer.enabled or online_config.cloud_eval.enabled
                   or online_config.online_tablebase.enabled)
@@ -180,7 +188,7 @@ class MoveSources:
             get_session = session
 
             def online() -> OnlineSources:
-                return sources_from_config(get_session(), online_config, server_url)
+                return sources_from_config(get_session(), online_config, server_url, headers)
 
         return cls(book=book, syzygy=syzygy, quality=config.tablebase.quality, online=online)
 

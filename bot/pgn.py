@@ -10,25 +10,29 @@ completes it from the server's own export of the finished game.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import io
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import aiohttp
 import chess
 import chess.engine
 import chess.pgn
 
 from bot.config import PgnConfig
 from bot.events import STARTPOS, Color, GameFull, GameState, Player
+from bot.hooks import GameContext, SourcedMove
 
 log = logging.getLogger(__name__)
 
 SINGLE_FILE_NAME = "games.pgn"
+EXPORT_TIMEOUT_S = 10.0  # the game export after a restart: worth a little wait, not forever
 VARIANT_NAMES = {"standard": "Standard", "chess960": "Chess960", "fromPosition": "From Position"}
 # Game status -> the Termination header Lichess writes.
 TERMINATIONS = {
@@ -319,3 +323,67 @@ def _time_control(initial_s: float | None, increment_s: float | None) -> str:
     if initial_s is None:
         return "-"
     return f"{round(initial_s)}+{round(increment_s or 0)}"
+
+
+async def fetch_export(session: aiohttp.ClientSession, server_url: str,
+                       game_id: str) -> str | None:
+    """The server's PGN of a game (``GET /game/export/{id}`` with clocks), or None."""
+    url = f"{server_url.rstrip('/')}/game/export/{game_id}"
+    params = {"clocks": "true", "evals": "false", "literate": "false", "opening": "true"}
+    try:
+        async with session.get(url, params=params, headers={"Accept": "application/x-chess-pgn"},
+                               timeout=aiohttp.ClientTimeout(total=EXPORT_TIMEOUT_S)) as reply:
+            if reply.status != 200:
+                log.warning("game %s: export answered HTTP %d", game_id, reply.status)
+                return None
+            return await reply.text()
+    except (aiohttp.ClientError, TimeoutError, UnicodeDecodeError) as exc:
+        log.warning("game %s: export failed (%s)", game_id, type(exc).__name__)
+        return None
+
+
+ExportFetcher = Callable[[str], Awaitable[str | None]]
+
+
+class PgnObserver:
+    """Keeps the PGN record of one game and writes it when the game ends (a game observer).
+
+    A game joined in the middle (after a restart) is completed from the server's
+    export, fetched with ``fetch_export`` when the game is over.
+    """
+
+    def __init__(self, config: PgnConfig, full: GameFull, context: GameContext, *,
+                 server_url: str, fetch_export: ExportFetcher | None = None) -> None:
+        self.config = config
+        self.record = GameRecord.from_game_full(full, server_url=server_url, me=context.me)
+        self.opponent = context.opponent.name
+        self.fetch_export = fetch_export
+        self.written: Path | None = None
+
+    def game_state(self, state: GameState) -> None:
+        self.record.update(state)
+
+    def our_move(self, ply: int, board: chess.Board, chosen: SourcedMove) -> None:
+        """Our move at ``ply`` and the search (or source) behind it."""
+        score = chosen.info.get("score")
+        depth = chosen.info.get("depth")
+        pv = chosen.info.get("pv")
+        self.record.note_search(ply, SearchNote(
+            score=score if isinstance(score, chess.engine.PovScore) else None,
+            depth=depth if isinstance(depth, int) else None,
+            pv=tuple(pv) if isinstance(pv, list) else (chosen.move,),
+            source=None if chosen.source == "engine" else chosen.source,
+        ))
+
+    async def game_finished(self, status: str, winner: str | None) -> None:
+        if not self.config.enabled or status == "aborted":  # an aborted game is no game
+            return
+        exported = None
+        if not self.record.complete and self.fetch_export is not None:
+            exported = await self.fetch_export(self.record.game_id)
+        side: Color | None = "white" if winner == "white" else "black" if winner else None
+        self.written = await asyncio.to_thread(
+            save_game, self.config, self.record, status=status, winner=side,
+            opponent=self.opponent, exported_pgn=exported)
+        if self.written is not None:
+            log.info("PGN written to %s", self.written)

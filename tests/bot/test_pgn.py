@@ -10,13 +10,17 @@ from typing import Any
 import chess
 import chess.engine
 import chess.pgn
+from aiohttp import ClientSession, web
 
 from bot.config import PgnConfig
 from bot.events import GameFull, GameState, parse_game_event
+from bot.hooks import GameContext, SourcedMove
 from bot.pgn import (
     GameRecord,
+    PgnObserver,
     SearchNote,
     build_game,
+    fetch_export,
     finished_pgn,
     game_result,
     merge_export,
@@ -57,6 +61,10 @@ def _play(record: GameRecord, moves: list[str]) -> None:
 
 def _score(cp: int) -> chess.engine.PovScore:
     return chess.engine.PovScore(chess.engine.Cp(cp), chess.WHITE)
+
+
+def _files(directory: Path) -> list[Path]:
+    return list(directory.iterdir())
 
 
 def _record(moves: list[str] | None = None) -> GameRecord:
@@ -181,3 +189,58 @@ def test_a_restarted_game_is_completed_from_the_export() -> None:
     assert merge_export(record, "garbage {") is None
     fallback = chess.pgn.read_game(io.StringIO(finished_pgn(record, "resign", "black", "x")))
     assert fallback is not None and fallback.headers["Result"] == "0-1"
+
+
+async def test_the_observer_completes_a_restarted_game_from_a_real_export(
+        tmp_path: Path) -> None:
+    async def export(request: web.Request) -> web.Response:
+        if request.match_info["id"] != "AbCd1234":
+            return web.json_response({"error": "Not found"}, status=404)
+        assert request.query["clocks"] == "true"
+        return web.Response(text=EXPORT, content_type="application/x-chess-pgn")
+
+    app = web.Application()
+    app.router.add_get("/game/export/{id}", export)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    full = _full(MOVES[:4])
+    context = GameContext(game_id=full.id, variant="standard", speed="blitz", rated=True,
+                          me="Kibitz", color=chess.WHITE, white=full.white, black=full.black,
+                          initial_fen="startpos", clock_initial_s=180.0, clock_increment_s=2.0)
+    try:
+        async with ClientSession() as session:
+            assert await fetch_export(session, url, "zzzzzzzz") is None
+            config = PgnConfig(enabled=True, dir=tmp_path, grouping="single")
+            observer = PgnObserver(config, full, context, server_url=url,
+                                   fetch_export=lambda gid: fetch_export(session, url, gid))
+            observer.game_state(_state(MOVES[:5], 170.0, 175.0))
+            board = chess.Board()
+            for uci in MOVES[:4]:
+                board.push_uci(uci)
+            observer.our_move(4, board, SourcedMove(
+                chess.Move.from_uci("f1c4"), "engine",
+                {"score": _score(-45), "depth": 15, "pv": [chess.Move.from_uci("f1c4")]}))
+            observer.game_state(_state(MOVES, 170.0, 174.0, status="resign", winner="black"))
+            await observer.game_finished("resign", "black")
+    finally:
+        await runner.cleanup()
+    assert observer.written == tmp_path / "games.pgn"
+    game = chess.pgn.read_game(io.StringIO(observer.written.read_text()))
+    assert game is not None and game.headers["Site"] == "https://lichess.org/AbCd1234"
+    nodes = list(game.mainline())
+    assert nodes[0].clock() == 180.0 and nodes[4].eval() == _score(-45)
+
+
+async def test_aborted_games_are_not_recorded(tmp_path: Path) -> None:
+    full = _full()
+    context = GameContext(game_id=full.id, variant="standard", speed="blitz", rated=True,
+                          me="Kibitz", color=chess.WHITE, white=full.white, black=full.black,
+                          initial_fen="startpos", clock_initial_s=180.0, clock_increment_s=2.0)
+    observer = PgnObserver(PgnConfig(enabled=True, dir=tmp_path), full, context,
+                           server_url="http://x")
+    observer.game_state(_state(["e2e4"], 180.0, 180.0, status="aborted"))
+    await observer.game_finished("aborted", None)
+    assert observer.written is None and not _files(tmp_path)
