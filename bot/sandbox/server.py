@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BOT = "kibitz"
 DEFAULT_HUMAN = "sparring"
+# Open streams are cut after this long when the server stops.
+SHUTDOWN_TIMEOUT_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,10 @@ class SandboxServer:
         api = Api(self.lobby, self.faults)
         app = web.Application(middlewares=[api.middleware])
         app.add_routes(api.routes())
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT_S)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, shutdown_timeout=0.5)
+        site = web.TCPSite(self._runner, host, port)
         await site.start()
         bound_port = int(self._runner.addresses[0][1])
         shown_host = f"[{host}]" if ":" in host else host

@@ -1,0 +1,206 @@
+"""Challenges: the create form, accept, decline reasons, cancel, expiry and the limits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import chess
+import pytest
+
+from bot.sandbox.ratelimit import RateLimits
+from bot.sandbox.server import SandboxServer
+from tests.sandbox.conftest import KEEPALIVE_S, Duel
+from tests.sandbox.spec import SpecClient, validate_schema
+
+Client = Callable[[str | None], SpecClient]
+BLITZ = {"clock.limit": "180", "clock.increment": "2"}
+
+
+async def test_create_returns_the_challenge_with_every_field(duel: Duel) -> None:
+    reply = await duel.human.post("/api/challenge/bot1", data={
+        **BLITZ, "rated": "true", "color": "white"})
+    body = reply.json()
+    assert reply.status == 200
+    assert body["direction"] == "out"
+    assert (body["status"], body["rated"], body["speed"]) == ("created", True, "blitz")
+    assert body["timeControl"] == {"type": "clock", "limit": 180, "increment": 2,
+                                   "show": "3+2"}
+    assert (body["color"], body["finalColor"]) == ("white", "white")
+    assert body["destUser"]["title"] == "BOT"
+    assert body["url"].endswith("/" + body["id"])
+    shown = (await duel.bot.get(f"/api/challenge/{body['id']}/show")).json()
+    assert shown["direction"] == "in"
+    listed = (await duel.bot.get("/api/challenge")).json()
+    assert [c["id"] for c in listed["in"]] == [body["id"]]
+    assert listed["out"] == []
+
+
+async def test_berserk_style_json_bodies_are_accepted(duel: Duel) -> None:
+    reply = await duel.human.post("/api/challenge/bot1", json_body={
+        "rated": False, "clock.limit": 300, "clock.increment": 0, "days": None,
+        "color": "black", "variant": "standard", "fen": None})
+    assert reply.status == 200, reply.text
+    assert reply.json()["timeControl"]["show"] == "5+0"
+
+
+@pytest.mark.parametrize(("form", "field_or_text"), [
+    ({"clock.limit": "70", "clock.increment": "0"}, "clock.limit"),
+    ({"clock.limit": "180", "clock.increment": "61"}, "clock.increment"),
+    ({"clock.limit": "0", "clock.increment": "0"}, "Invalid clock"),
+    ({"days": "4"}, "days"),
+    ({**BLITZ, "color": "purple"}, "color"),
+    ({**BLITZ, "variant": "atomic"}, "variant"),
+    ({**BLITZ, "variant": "nonsense"}, "variant"),
+    ({**BLITZ, "fen": "not a fen"}, "fen"),
+    ({**BLITZ, "fen": "8/8/8/8/8/8/8/8 w - - 0 1"}, "fen"),
+    ({**BLITZ, "rated": "true", "fen": "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"}, "can't be rated"),
+    ({"rated": "true"}, "can't be rated"),
+    ({**BLITZ, "rated": "maybe"}, "rated"),
+    ({**BLITZ, "rules": "noAbort"}, "Rules not applicable for bots"),
+    ({"clock.limit": "15", "clock.increment": "0"}, "UltraBullet"),
+])
+async def test_bad_forms_are_refused_with_a_400_naming_the_problem(
+        duel: Duel, form: dict[str, str], field_or_text: str) -> None:
+    reply = await duel.human.post("/api/challenge/bot1", data=form)
+    assert reply.status == 400
+    body = reply.json()
+    assert field_or_text in body or field_or_text in body["error"], body
+
+
+async def test_unknown_users_and_self_challenges_are_refused(duel: Duel) -> None:
+    unknown = await duel.human.post("/api/challenge/nobody", data=BLITZ)
+    assert unknown.json() == {"error": "No such user: nobody"}
+    itself = await duel.human.post("/api/challenge/human1", data=BLITZ)
+    assert itself.json() == {"error": "You cannot challenge yourself."}
+
+
+async def test_a_standard_challenge_with_a_fen_becomes_from_position(duel: Duel) -> None:
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+    body = (await duel.human.post("/api/challenge/bot1", data={**BLITZ, "fen": fen})).json()
+    assert body["variant"]["key"] == "fromPosition"
+    assert body["initialFen"] == fen
+    await duel.bot.post(f"/api/challenge/{body['id']}/accept")
+    async with duel.bot.stream(f"/api/bot/game/stream/{body['id']}") as stream:
+        full = await stream.next()
+    assert (full["initialFen"], full["variant"]["key"]) == (fen, "fromPosition")
+
+
+async def test_chess960_challenges_get_a_random_start_position(duel: Duel) -> None:
+    body = (await duel.human.post("/api/challenge/bot1", data={
+        **BLITZ, "variant": "chess960"})).json()
+    assert body["perf"]["name"] == "Chess960"
+    board = chess.Board(body["initialFen"], chess960=True)
+    assert board.chess960_pos() is not None
+
+
+async def test_accept_starts_a_game_with_the_challenge_id(duel: Duel) -> None:
+    async with duel.bot.stream("/api/stream/event") as events:
+        challenge = (await duel.human.post("/api/challenge/bot1", data=BLITZ)).json()
+        assert (await events.until("challenge"))["challenge"]["id"] == challenge["id"]
+        assert (await duel.bot.post(f"/api/challenge/{challenge['id']}/accept")).json() == {
+            "ok": True}
+        start = await events.until("gameStart")
+        assert start["game"]["gameId"] == challenge["id"]
+        assert start["game"]["color"] != challenge["finalColor"]
+    again = await duel.bot.post(f"/api/challenge/{challenge['id']}/accept")
+    assert again.status == 400
+    other = await duel.human.post("/api/challenge/zzzzzzzz/accept")
+    assert other.status == 404
+
+
+@pytest.mark.parametrize(("sent", "key"), [
+    ("tooFast", "toofast"), ("TOOSLOW", "tooslow"), ("noBot", "nobot"),
+    ("whatever", "generic"), (None, "generic"),
+])
+async def test_decline_reasons_are_matched_case_insensitively(
+        duel: Duel, sent: str | None, key: str) -> None:
+    async with duel.human.stream("/api/stream/event") as events:
+        challenge = (await duel.human.post("/api/challenge/bot1", data=BLITZ)).json()
+        form = {} if sent is None else {"reason": sent}
+        assert (await duel.bot.post(f"/api/challenge/{challenge['id']}/decline",
+                                    data=form)).status == 200
+        declined = await events.until("challengeDeclined")
+    validate_schema(declined, "ChallengeDeclinedEvent")
+    assert declined["challenge"]["declineReasonKey"] == key
+    assert declined["challenge"]["status"] == "declined"
+    assert declined["challenge"]["declineReason"].endswith(".")
+
+
+async def test_cancel_withdraws_a_challenge_and_aborts_an_unstarted_game(duel: Duel) -> None:
+    async with duel.bot.stream("/api/stream/event") as events:
+        challenge = (await duel.human.post("/api/challenge/bot1", data=BLITZ)).json()
+        assert (await duel.human.post(f"/api/challenge/{challenge['id']}/cancel")).status == 200
+        canceled = await events.until("challengeCanceled")
+        assert canceled["challenge"]["id"] == challenge["id"]
+        assert (await duel.human.post(f"/api/challenge/{challenge['id']}/cancel")).status == 400
+    game_id = await duel.start_game()
+    assert (await duel.human.post(f"/api/challenge/{game_id}/cancel")).status == 200
+    assert duel.sandbox.game_record(game_id).status == "aborted"
+    game_id = await duel.start_game()
+    await duel.play(game_id, "e2e4 e7e5")
+    refused = await duel.human.post(f"/api/challenge/{game_id}/cancel")
+    assert refused.json()["error"] == "The game can no longer be aborted"
+
+
+async def test_realtime_challenges_expire_unless_kept_alive(client: Client) -> None:
+    server = SandboxServer(keepalive_s=KEEPALIVE_S, challenge_expiry_s=0.3)
+    await server.start()
+    try:
+        session = client(None).session
+        bot = SpecClient(server.url, server.add_account("bot1", bot=True), session)
+        human = SpecClient(server.url, server.add_account("human1", bot=False), session)
+        async with bot.stream("/api/stream/event") as events:
+            challenge = (await human.post("/api/challenge/bot1", data=BLITZ)).json()
+            await events.until("challenge")
+            canceled = await events.until("challengeCanceled")
+            assert canceled["challenge"]["id"] == challenge["id"]
+            corr = (await human.post("/api/challenge/bot1", data={"days": "3"})).json()
+            assert corr["speed"] == "correspondence"
+            async with human.stream("/api/challenge/bot1", method="POST", data={
+                    **BLITZ, "keepAliveStream": "true"}) as kept:
+                first = await kept.next()
+                assert first["status"] == "created"
+                assert await kept.raw_line() == b"\n"  # keep-alives, no expiry
+                assert await kept.raw_line() == b"\n"
+                await bot.post(f"/api/challenge/{first['id']}/decline")
+                assert await kept.next() == {"done": "declined"}
+                with pytest.raises(EOFError):
+                    await kept.next()
+            assert server.lobby.challenges[corr["id"]].pending
+    finally:
+        await server.stop()
+
+
+async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
+    limits = RateLimits(challenge_credits_per_minute=6, bot_games_per_day=1)
+    server = SandboxServer(keepalive_s=KEEPALIVE_S, limits=limits)
+    await server.start()
+    try:
+        session = client(None).session
+        bot_a = SpecClient(server.url, server.add_account("bot_a", bot=True), session)
+        bot_b = SpecClient(server.url, server.add_account("bot_b", bot=True), session)
+        bot_c = SpecClient(server.url, server.add_account("bot_c", bot=True), session)
+        server.add_account("human", bot=False)
+        # A human costs 5 credits, a bot 1: 5 + 1 fit in 6, the next does not.
+        assert (await bot_c.post("/api/challenge/human", data=BLITZ)).status == 200
+        assert (await bot_c.post("/api/challenge/bot_a", data=BLITZ)).status == 200
+        limited = await bot_c.post("/api/challenge/bot_a", data=BLITZ)
+        assert limited.status == 429
+        assert limited.json()["ratelimit"]["key"] == "challenge.create.user"
+        # One bot-vs-bot game a day: bot_a's own cap is a 429, its opponent's a 400.
+        first = (await bot_a.post("/api/challenge/bot_b", data=BLITZ)).json()
+        assert (await bot_b.post(f"/api/challenge/{first['id']}/accept")).status == 200
+        own = await bot_a.post("/api/challenge/bot_c", data=BLITZ)
+        assert own.status == 429
+        assert own.json()["ratelimit"]["key"] == "bot.vsBot.day"
+        assert "against other bots today" in own.json()["error"]
+        theirs = await bot_c.post("/api/challenge/bot_a", data={"days": "1"})
+        assert theirs.status == 400
+        assert theirs.json()["error"].startswith("bot_a played 1 games")
+        pending = server.lobby.challenges
+        to_a = next(c for c in pending.values() if c.dest.id == "bot_a" and c.pending)
+        refused = await bot_a.post(f"/api/challenge/{to_a.id}/accept")
+        assert refused.status == 400
+        assert refused.json()["ratelimit"]["key"] == "bot.vsBot.day"
+    finally:
+        await server.stop()
