@@ -31,6 +31,14 @@ SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondenc
 CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+QUEUE_ORDERS = ("first", "best")
+MATCHMAKING_VARIANTS = ("standard", "chess960")  # fromPosition needs a FEN of our choosing
+MATCHMAKING_MODES = ("rated", "casual")
+# What Lichess accepts in a challenge: clock.limit seconds, increments, days per move.
+CLOCK_LIMITS_S = frozenset({0, 15, 30, 45, 60, 90, *range(120, 10_800 + 1, 60)})
+MAX_CLOCK_INCREMENT_S = 60
+CORRESPONDENCE_DAYS = (1, 2, 3, 5, 7, 10, 14)
+MIN_BOT_CLOCK_ESTIMATE_S = 30  # limit + 40 * increment below this is ultraBullet: bots may not
 
 
 class ConfigError(Exception):
@@ -218,6 +226,64 @@ def _greeting(value: Any) -> str:
     return text
 
 
+def parse_time_control(text: str) -> tuple[int, int, int | None]:
+    """A challenge time control: "<minutes>+<increment>" (clock.limit s, increment s, None)
+    or "<days>d" (0, 0, days per move); ValueError says what is allowed."""
+    text = text.strip()
+    if text.endswith("d"):
+        try:
+            days = int(text[:-1])
+        except ValueError:
+            days = -1
+        if days not in CORRESPONDENCE_DAYS:
+            raise ValueError(f"days per move must be one of "
+                             f"{', '.join(map(str, CORRESPONDENCE_DAYS))}, got {text!r}")
+        return 0, 0, days
+    minutes, plus, increment = text.partition("+")
+    try:
+        limit_s = round(float(minutes) * 60) if plus else -1
+        increment_s = int(increment) if plus else -1
+    except ValueError:
+        limit_s = increment_s = -1
+    if limit_s not in CLOCK_LIMITS_S or not 0 <= increment_s <= MAX_CLOCK_INCREMENT_S:
+        raise ValueError("must be <minutes>+<increment> (minutes 0, 0.25, 0.5, 0.75, 1, 1.5 "
+                         f"or whole up to 180; increment 0 to 60) or <days>d, got {text!r}")
+    if limit_s + 40 * increment_s < MIN_BOT_CLOCK_ESTIMATE_S:
+        raise ValueError(f"{text!r} is UltraBullet, which bots may not play")
+    return limit_s, increment_s, None
+
+
+def _weights(*allowed: str) -> Check:
+    """A mapping of choices to weights (numbers >= 0, at least one above 0)."""
+    def check(value: Any) -> Mapping[str, float]:
+        what = "a mapping of " + (", ".join(allowed) if allowed else "time controls")
+        if not isinstance(value, dict) or not value:
+            raise _Invalid(f"must be {what} to weights, {_got(value)}")
+        weights: dict[str, float] = {}
+        for name, weight in value.items():
+            if allowed and name not in allowed:
+                raise _Invalid(f"keys must be one of {', '.join(allowed)}, {_got(name)}")
+            if not allowed:
+                try:
+                    parse_time_control(str(name))
+                except ValueError as error:
+                    raise _Invalid(f"time control {error}") from None
+            if isinstance(weight, bool) or not isinstance(weight, int | float) \
+                    or not math.isfinite(weight) or weight < 0:
+                raise _Invalid(f"weight of {name!r} must be a number >= 0, {_got(weight)}")
+            weights[str(name)] = float(weight)
+        if not any(weights.values()):
+            raise _Invalid(f"needs at least one weight above 0, {_got(value)}")
+        return MappingProxyType(weights)
+    return check
+
+
+def _urls(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _Invalid(f"must be a list of http:// or https:// URLs, {_got(value)}")
+    return tuple(_url(item) for item in value)
+
+
 # --- declaring keys -----------------------------------------------------------------
 
 
@@ -268,6 +334,44 @@ class ChallengeConfig:
     accept_humans: bool = _key(True, _boolean)
     block_list: tuple[str, ...] = _key((), _usernames)
     allow_list: tuple[str, ...] = _key((), _usernames)
+    min_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
+    max_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
+    max_rating_diff: int | None = _key(None, _optional(_integer(0, what="a rating difference")))
+    reserve_for_humans: int = _key(0, _integer(0, what="a number of games"))
+    max_games_per_opponent: int | None = _key(
+        None, _optional(_integer(1, what="a number of games")))
+    max_recent_games_per_bot: int | None = _key(
+        None, _optional(_integer(1, what="a number of games")))
+    recent_window_s: float = _key(86400.0, _number(0, exclusive_min=True))
+    online_block_lists: tuple[str, ...] = _key((), _urls)
+    block_list_refresh_s: float = _key(3600.0, _number(60))
+    sort: str = _key("first", _choice(*QUEUE_ORDERS))
+
+
+@dataclass(frozen=True)
+class MatchmakingConfig:
+    enabled: bool = _key(False, _boolean)
+    idle_s: float = _key(120.0, _number(0))
+    challenge_timeout_s: float = _key(20.0, _number(1))
+    time_controls: Mapping[str, float] = _key_factory(
+        lambda: MappingProxyType({"3+2": 1.0, "5+3": 1.0}), _weights())
+    variants: Mapping[str, float] = _key_factory(
+        lambda: MappingProxyType({"standard": 1.0}), _weights(*MATCHMAKING_VARIANTS))
+    modes: Mapping[str, float] = _key_factory(
+        lambda: MappingProxyType({"rated": 1.0, "casual": 1.0}), _weights(*MATCHMAKING_MODES))
+    min_rating_diff: int = _key(-300, _integer(what="a rating difference"))
+    max_rating_diff: int = _key(300, _integer(what="a rating difference"))
+    color: str = _key("alternate", _choice("alternate", "random"))
+    backoff_s: float = _key(600.0, _number(0, exclusive_min=True))
+    max_backoff_s: float = _key(86400.0, _number(0, exclusive_min=True))
+    daily_challenges: int = _key(100, _integer(1, 200, what="a number of challenges"))
+    block_list: tuple[str, ...] = _key((), _usernames)
+
+
+@dataclass(frozen=True)
+class CorrespondenceConfig:
+    think_s: float = _key(30.0, _number(0, exclusive_min=True))
+    checkin_interval_s: float = _key(600.0, _number(10))
 
 
 @dataclass(frozen=True)
@@ -384,12 +488,17 @@ class Config:
     takeback: TakebackConfig = field(default_factory=TakebackConfig)
     pgn: PgnConfig = field(default_factory=PgnConfig)
     log: LogConfig = field(default_factory=LogConfig)
+    matchmaking: MatchmakingConfig = field(default_factory=MatchmakingConfig)
+    correspondence: CorrespondenceConfig = field(default_factory=CorrespondenceConfig)
 
 
 # Checks that span two keys: (path of the lower key, path of the upper key).
 _ORDERED_PAIRS = (
     ("challenge.min_base_s", "challenge.max_base_s"),
     ("challenge.min_increment_s", "challenge.max_increment_s"),
+    ("challenge.min_rating", "challenge.max_rating"),
+    ("matchmaking.min_rating_diff", "matchmaking.max_rating_diff"),
+    ("matchmaking.backoff_s", "matchmaking.max_backoff_s"),
 )
 
 
@@ -489,7 +598,8 @@ def parse_config(text: str, where: str = "<config>") -> Config:
     problems: list[str] = []
     config = _build(Config, raw, "", where, problems)
     for low, high in _ORDERED_PAIRS:
-        if _lookup(config, low) > _lookup(config, high):
+        if None not in (_lookup(config, low), _lookup(config, high)) \
+                and _lookup(config, low) > _lookup(config, high):
             problems.append(f"{where}: {low}: must not be greater than {high} "
                             f"({_lookup(config, low):g} > {_lookup(config, high):g})")
     if problems:
