@@ -1,0 +1,33 @@
+"""``kibitz-engine`` / ``python -m engine``: the UCI loop, or ``bench [depth]``."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if not args:
+        # Imported here so `uci` is answered before anything heavy is loaded.
+        from engine.uci import main as uci_main
+
+        uci_main()
+        return
+    if args[0] == "bench":
+        from engine.bench import DEFAULT_DEPTH, run_bench
+
+        if len(args) > 2:
+            sys.exit("usage: kibitz-engine bench [depth]")
+        try:
+            depth = int(args[1]) if len(args) == 2 else DEFAULT_DEPTH
+        except ValueError:
+            sys.exit(f"kibitz-engine bench: depth must be an integer, got {args[1]!r}")
+        if not 1 <= depth <= 64:
+            sys.exit(f"kibitz-engine bench: depth must be 1-64, got {depth}")
+        run_bench(depth)
+        return
+    sys.exit(f"usage: kibitz-engine [bench [depth]]  (unknown argument {args[0]!r})")
+
+
+if __name__ == "__main__":
+    main()

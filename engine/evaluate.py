@@ -1,0 +1,310 @@
+"""Static evaluation, tapered between middle game and end game by the game phase.
+
+Terms (each a middle-game / end-game pair, white minus black):
+
+* material + piece-square tables (PeSTO), read from the board's incremental accumulators;
+* mobility: pseudo-legal target squares of knights, bishops, rooks and queens (empty or enemy);
+* pawn structure: doubled, isolated and passed pawns (passed by relative rank);
+* king safety: pawn shield in front of a castled king, and attacks on the squares around it;
+* bishop pair; rooks on open and semi-open files; a small bonus for the side to move.
+
+The result is from the side to move's point of view.  Every term is colour-symmetric, so a
+position and its colour-flipped mirror get the same score (``evaluate_white`` negates).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from engine import params
+from engine.constants import (
+    BISHOP,
+    BISHOP_STEPS,
+    BLACK,
+    KING_STEPS,
+    KNIGHT,
+    KNIGHT_STEPS,
+    MAILBOX,
+    PAWN,
+    QUEEN,
+    ROOK,
+    ROOK_STEPS,
+    S_EG,
+    S_KING,
+    S_MG,
+    S_NPM,
+    S_PAWN_MAT,
+    S_PHASE,
+    S_SIDE,
+    WHITE,
+)
+from engine.jit import njit
+from engine.psqt import MG_VALUE, PHASE_MAX
+
+Board = npt.NDArray[np.int8]
+Stack = npt.NDArray[np.int32]
+Scratch = npt.NDArray[np.int64]
+
+SCRATCH_SIZE = 64
+# scratch layout: pawns per file, lowest and highest pawn rank per file, for each colour
+_COUNT = 0  # + 8 * colour + file
+_MIN_RANK = 16  # + 8 * colour + file (8 when the file has none)
+_MAX_RANK = 32  # + 8 * colour + file (-1 when the file has none)
+
+
+def new_scratch() -> Scratch:
+    """Work space for one evaluation thread (keeps the hot path free of allocations)."""
+    return np.zeros(SCRATCH_SIZE, dtype=np.int64)
+
+
+def _near_king_table() -> npt.NDArray[np.bool_]:
+    """``NEAR_KING[target - king + 120]``: the target is the king's square or next to it."""
+    table = np.zeros(241, dtype=np.bool_)
+    table[120] = True
+    for step in KING_STEPS:
+        table[int(step) + 120] = True
+    return table
+
+
+NEAR_KING = _near_king_table()
+MINOR_NPM = max(MG_VALUE[KNIGHT], MG_VALUE[BISHOP])
+
+# Attack weight on the enemy king zone, by piece type (index 0 and pawns/king unused).
+KING_ATTACK_WEIGHT = np.array([0, 0, 2, 2, 3, 5, 0], dtype=np.int64)
+# Mobility: (mg, eg) per target square beyond the piece's typical count.
+MOBILITY_MG = np.array([0, 0, 4, 5, 2, 1, 0], dtype=np.int64)
+MOBILITY_EG = np.array([0, 0, 4, 5, 4, 2, 0], dtype=np.int64)
+MOBILITY_BASE = np.array([0, 0, 4, 6, 6, 12, 0], dtype=np.int64)
+PASSED_MG = np.array([0, 5, 10, 15, 30, 55, 90, 0], dtype=np.int64)
+PASSED_EG = np.array([0, 10, 15, 25, 45, 75, 120, 0], dtype=np.int64)
+
+
+@njit
+def _slider_mobility(
+    board: Board, sq: int, colour: int, steps: npt.NDArray[np.int64], enemy_king: int
+) -> tuple[int, int]:
+    """(target squares, attacks on the enemy king zone) of a bishop, rook or queen."""
+    count = 0
+    zone = 0
+    for step in steps:
+        to = sq + step
+        while True:
+            target = board[to]
+            if target < 0:
+                break
+            if target == 0 or (target >> 3) != colour:
+                count += 1
+            if NEAR_KING[to - enemy_king + 120]:
+                zone += 1
+            if target != 0:
+                break
+            to += step
+    return count, zone
+
+
+@njit
+def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> int:
+    """The static score from white's point of view, in centipawns."""
+    row = stack[ply]
+    mg = int(row[S_MG])
+    eg = int(row[S_EG])
+    king_sq = (int(row[S_KING + WHITE]), int(row[S_KING + BLACK]))
+    for i in range(16):
+        scratch[_COUNT + i] = 0
+        scratch[_MIN_RANK + i] = 8
+        scratch[_MAX_RANK + i] = -1
+    bishops_w = 0
+    bishops_b = 0
+    queens_w = 0
+    queens_b = 0
+    zone_w = 0  # attack weight of white pieces on the black king zone
+    zone_b = 0
+    attackers_w = 0
+    attackers_b = 0
+    mob_mg = 0
+    mob_eg = 0
+    for i in range(64):
+        sq = MAILBOX[i]
+        piece = board[sq]
+        if piece <= 0:
+            continue
+        ptype = piece & 7
+        colour = piece >> 3
+        if ptype == PAWN:
+            file = i & 7
+            rank = i >> 3
+            base = 8 * colour + file
+            scratch[_COUNT + base] += 1
+            if rank < scratch[_MIN_RANK + base]:
+                scratch[_MIN_RANK + base] = rank
+            if rank > scratch[_MAX_RANK + base]:
+                scratch[_MAX_RANK + base] = rank
+            continue
+        if ptype == 6:  # king
+            continue
+        enemy_king = king_sq[1 - colour]
+        count = 0
+        zone = 0
+        if ptype == KNIGHT:
+            for step in KNIGHT_STEPS:
+                to = sq + step
+                target = board[to]
+                if target == 0 or (target > 0 and (target >> 3) != colour):
+                    count += 1
+                if target >= 0 and NEAR_KING[to - enemy_king + 120]:
+                    zone += 1
+        elif ptype == BISHOP:
+            count, zone = _slider_mobility(board, sq, colour, BISHOP_STEPS, enemy_king)
+        elif ptype == ROOK:
+            count, zone = _slider_mobility(board, sq, colour, ROOK_STEPS, enemy_king)
+        else:
+            count, zone = _slider_mobility(board, sq, colour, KING_STEPS, enemy_king)
+        extra = count - MOBILITY_BASE[ptype]
+        sign = 1 if colour == WHITE else -1
+        mob_mg += sign * extra * MOBILITY_MG[ptype]
+        mob_eg += sign * extra * MOBILITY_EG[ptype]
+        if colour == WHITE:
+            if ptype == BISHOP:
+                bishops_w += 1
+            elif ptype == QUEEN:
+                queens_w += 1
+            if zone > 0:
+                attackers_w += 1
+                zone_w += zone * KING_ATTACK_WEIGHT[ptype]
+        else:
+            if ptype == BISHOP:
+                bishops_b += 1
+            elif ptype == QUEEN:
+                queens_b += 1
+            if zone > 0:
+                attackers_b += 1
+                zone_b += zone * KING_ATTACK_WEIGHT[ptype]
+    mg += mob_mg
+    eg += mob_eg
+
+    # Rooks on open (no pawns) and semi-open (no own pawns) files.
+    for i in range(64):
+        sq = MAILBOX[i]
+        piece = board[sq]
+        if piece <= 0 or (piece & 7) != ROOK:
+            continue
+        colour = piece >> 3
+        file = i & 7
+        sign = 1 if colour == WHITE else -1
+        if scratch[_COUNT + 8 * colour + file] == 0:
+            if scratch[_COUNT + 8 * (1 - colour) + file] == 0:
+                mg += sign * params.ROOK_OPEN_FILE_MG
+                eg += sign * params.ROOK_OPEN_FILE_EG
+            else:
+                mg += sign * params.ROOK_SEMI_OPEN_FILE_MG
+                eg += sign * params.ROOK_SEMI_OPEN_FILE_EG
+
+    # Pawn structure.
+    for colour in range(2):
+        sign = 1 if colour == WHITE else -1
+        enemy = 1 - colour
+        for file in range(8):
+            count = scratch[_COUNT + 8 * colour + file]
+            if count == 0:
+                continue
+            if count > 1:
+                mg -= sign * params.DOUBLED_PAWN_MG * (count - 1)
+                eg -= sign * params.DOUBLED_PAWN_EG * (count - 1)
+            left = scratch[_COUNT + 8 * colour + file - 1] if file > 0 else 0
+            right = scratch[_COUNT + 8 * colour + file + 1] if file < 7 else 0
+            if left == 0 and right == 0:
+                mg -= sign * params.ISOLATED_PAWN_MG * count
+                eg -= sign * params.ISOLATED_PAWN_EG * count
+            # Passed pawn: the most advanced pawn of the file, with no enemy pawn in front of it
+            # on this or an adjacent file.
+            if colour == WHITE:
+                rank = scratch[_MAX_RANK + file]
+                passed = True
+                for f in range(max(0, file - 1), min(7, file + 1) + 1):
+                    if scratch[_MAX_RANK + 8 * enemy + f] > rank:
+                        passed = False
+                relative = rank
+            else:
+                rank = scratch[_MIN_RANK + 8 + file]
+                passed = True
+                for f in range(max(0, file - 1), min(7, file + 1) + 1):
+                    enemy_min = scratch[_MIN_RANK + f]
+                    if enemy_min < 8 and enemy_min < rank:
+                        passed = False
+                relative = 7 - rank
+            if passed:
+                mg += sign * PASSED_MG[relative]
+                eg += sign * PASSED_EG[relative]
+
+    # Bishop pair.
+    if bishops_w >= 2:
+        mg += params.BISHOP_PAIR_MG
+        eg += params.BISHOP_PAIR_EG
+    if bishops_b >= 2:
+        mg -= params.BISHOP_PAIR_MG
+        eg -= params.BISHOP_PAIR_EG
+
+    # King safety: pawn shield (middle game) and attacks on the king zone.
+    mg += _shield(board, king_sq[WHITE], WHITE) - _shield(board, king_sq[BLACK], BLACK)
+    if queens_w > 0 and attackers_w >= 2:
+        mg += min(zone_w * zone_w * params.KING_ATTACK_SCALE // 16, params.KING_ATTACK_MAX)
+    if queens_b > 0 and attackers_b >= 2:
+        mg -= min(zone_b * zone_b * params.KING_ATTACK_SCALE // 16, params.KING_ATTACK_MAX)
+
+    phase = min(int(row[S_PHASE]), PHASE_MAX)
+    score = _div(mg * phase + eg * (PHASE_MAX - phase), PHASE_MAX)
+    score = _scale_drawish(row, score)
+    if row[S_SIDE] == WHITE:
+        score += params.TEMPO
+    else:
+        score -= params.TEMPO
+    return score
+
+
+@njit
+def _div(a: int, b: int) -> int:
+    """Division rounding towards zero, so a score and its mirror round alike."""
+    return a // b if a >= 0 else -((-a) // b)
+
+
+@njit
+def _shield(board: Board, king: int, colour: int) -> int:
+    """Bonus for own pawns one or two squares in front of a king on its first two ranks."""
+    forward = 10 if colour == WHITE else -10
+    rank = (king - 21) // 10
+    relative_rank = rank if colour == WHITE else 7 - rank
+    if relative_rank > 1:
+        return 0
+    own_pawn = PAWN | (colour << 3)
+    total = 0
+    for side in (-1, 0, 1):
+        sq = king + forward + side
+        if board[sq] < 0:
+            continue
+        if board[sq] == own_pawn:
+            total += params.SHIELD_CLOSE
+        elif board[sq + forward] == own_pawn:
+            total += params.SHIELD_FAR
+        else:
+            total -= params.SHIELD_MISSING
+    return total
+
+
+@njit
+def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
+    """Shrink scores where the side ahead has no pawns and at most a minor piece more."""
+    strong = WHITE if score > 0 else BLACK
+    weak = 1 - strong
+    if row[S_PAWN_MAT + strong] != 0:
+        return score
+    if row[S_NPM + strong] - row[S_NPM + weak] <= MINOR_NPM:
+        return _div(score, params.DRAWISH_DIVISOR)
+    return score
+
+
+@njit
+def evaluate(board: Board, stack: Stack, ply: int, scratch: Scratch) -> int:
+    """The static score from the side to move's point of view."""
+    score = evaluate_white(board, stack, ply, scratch)
+    return score if stack[ply, S_SIDE] == WHITE else -score

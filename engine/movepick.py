@@ -1,0 +1,287 @@
+"""Move ordering: scoring the generated moves of a node, picking them best first, and SEE.
+
+Order: the hash move; winning and equal captures and promotions (MVV/LVA); the two killer
+moves; the counter move; quiet moves by history; losing captures (negative SEE) last.
+Moves are scored once after generation and picked by selection (``pick_next``), so a cutoff on
+an early move never pays for sorting the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from engine import params
+from engine.constants import (
+    BISHOP_STEPS,
+    FLAG_CAPTURE,
+    FLAG_EP,
+    KING,
+    KING_STEPS,
+    KNIGHT,
+    KNIGHT_STEPS,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_SQ_MASK,
+    MOVE_TO_SHIFT,
+    PAWN,
+    QUEEN,
+    ROOK_STEPS,
+    WHITE,
+)
+from engine.jit import njit
+
+Board = npt.NDArray[np.int8]
+Moves = npt.NDArray[np.int32]
+Scores = npt.NDArray[np.int32]
+History = npt.NDArray[np.int32]
+Buffer = npt.NDArray[np.int64]
+
+# Exchange values for SEE and MVV/LVA, by piece type (index 0 unused).
+SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000], dtype=np.int64)
+SEE_BUFFER_SIZE = 64  # gains (32) + removed squares and pieces (32)
+
+
+def new_see_buffer() -> Buffer:
+    return np.zeros(SEE_BUFFER_SIZE, dtype=np.int64)
+
+
+@njit
+def move_from(move: int) -> int:
+    return move & MOVE_SQ_MASK
+
+
+@njit
+def move_to(move: int) -> int:
+    return (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
+
+
+@njit
+def move_promotion(move: int) -> int:
+    return (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+
+
+@njit
+def is_tactical(move: int) -> bool:
+    """Captures and promotions: the moves quiescence searches and LMR leaves alone."""
+    return (move & FLAG_CAPTURE) != 0 or move_promotion(move) != 0
+
+
+@njit
+def captured_type(board: Board, move: int) -> int:
+    if move & FLAG_EP:
+        return PAWN
+    if move & FLAG_CAPTURE:
+        return int(board[move_to(move)] & 7)
+    return 0
+
+
+@njit
+def _least_valuable_attacker(board: Board, sq: int, colour: int) -> int:
+    """Square of the cheapest piece of ``colour`` attacking ``sq`` on the current board, or 0."""
+    hi = colour << 3
+    pawn = PAWN | hi
+    if colour == WHITE:
+        if board[sq - 9] == pawn:
+            return sq - 9
+        if board[sq - 11] == pawn:
+            return sq - 11
+    else:
+        if board[sq + 9] == pawn:
+            return sq + 9
+        if board[sq + 11] == pawn:
+            return sq + 11
+    knight = KNIGHT | hi
+    for step in KNIGHT_STEPS:
+        if board[sq + step] == knight:
+            return int(sq + step)
+    best_sq = 0
+    best_type = 7
+    for step in BISHOP_STEPS:
+        s = sq + step
+        while board[s] == 0:
+            s += step
+        p = board[s]
+        if p > 0 and (p >> 3) == colour:
+            t = p & 7
+            if (t == 3 or t == QUEEN) and t < best_type:
+                best_type = t
+                best_sq = s
+    if best_type == 3:
+        return best_sq
+    for step in ROOK_STEPS:
+        s = sq + step
+        while board[s] == 0:
+            s += step
+        p = board[s]
+        if p > 0 and (p >> 3) == colour:
+            t = p & 7
+            if (t == 4 or t == QUEEN) and t < best_type:
+                best_type = t
+                best_sq = s
+    if best_sq != 0:
+        return best_sq
+    king = KING | hi
+    for step in KING_STEPS:
+        if board[sq + step] == king:
+            return int(sq + step)
+    return 0
+
+
+@njit
+def see(board: Board, move: int, buf: Buffer) -> int:
+    """Static exchange evaluation: the material the mover gains by the capture sequence on the
+    target square, both sides always recapturing with their least valuable attacker (x-rays are
+    seen because captured pieces are lifted off the board while the sequence is played out)."""
+    frm = move_from(move)
+    to = move_to(move)
+    mover = board[frm]
+    colour = mover >> 3
+    gain = buf[0:32]
+    removed = buf[32:64]
+    n_removed = 0
+    gain[0] = SEE_VALUE[captured_type(board, move)]
+    attacker_value = SEE_VALUE[mover & 7]
+    promo = move_promotion(move)
+    if promo != 0:
+        gain[0] += SEE_VALUE[promo] - SEE_VALUE[PAWN]
+        attacker_value = SEE_VALUE[promo]
+    # lift the mover (and an en passant victim) off the board
+    removed[0] = frm
+    n_removed = 1
+    board[frm] = 0
+    ep_sq = 0
+    ep_piece = 0
+    if move & FLAG_EP:
+        ep_sq = to - 10 if colour == WHITE else to + 10
+        ep_piece = board[ep_sq]
+        board[ep_sq] = 0
+    saved = np.int8(mover)
+    side = 1 - colour
+    depth = 0
+    # the piece standing on the target square is the one last captured; track its owner only
+    while depth < 31:
+        sq = _least_valuable_attacker(board, to, side)
+        if sq == 0:
+            break
+        piece = board[sq]
+        if (piece & 7) == KING and _least_valuable_attacker(board, to, 1 - side) != 0:
+            break  # the king may not capture into a defended square
+        depth += 1
+        gain[depth] = attacker_value - gain[depth - 1]
+        if max(-gain[depth - 1], gain[depth]) < 0:
+            break
+        attacker_value = SEE_VALUE[piece & 7]
+        removed[n_removed] = sq * 16 + piece
+        n_removed += 1
+        board[sq] = 0
+        side = 1 - side
+    # put every lifted piece back
+    board[frm] = saved
+    for i in range(1, n_removed):
+        code = removed[i]
+        board[code // 16] = code % 16
+    if ep_sq != 0:
+        board[ep_sq] = ep_piece
+    while depth > 0:
+        gain[depth - 1] = -max(-gain[depth - 1], gain[depth])
+        depth -= 1
+    return int(gain[0])
+
+
+@njit
+def see_at_least_zero(board: Board, move: int, buf: Buffer) -> bool:
+    """SEE >= 0, skipping the exchange when the victim is worth at least the attacker."""
+    if move_promotion(move) != 0:
+        return see(board, move, buf) >= 0
+    victim = SEE_VALUE[captured_type(board, move)]
+    attacker = SEE_VALUE[board[move_from(move)] & 7]
+    if victim >= attacker:
+        return True
+    return see(board, move, buf) >= 0
+
+
+@njit
+def mvv_lva(board: Board, move: int) -> int:
+    """Most valuable victim first, then least valuable attacker (promotions count as victims)."""
+    victim = SEE_VALUE[captured_type(board, move)]
+    promo = move_promotion(move)
+    if promo != 0:
+        victim += SEE_VALUE[promo]
+    return int(victim * 8 - (board[move_from(move)] & 7))
+
+
+@njit
+def score_moves(
+    board: Board,
+    moves: Moves,
+    scores: Scores,
+    n: int,
+    hash_move: int,
+    killer1: int,
+    killer2: int,
+    counter: int,
+    history: History,
+    side: int,
+    buf: Buffer,
+) -> None:
+    """Ordering keys for the ``n`` moves of a full-width node."""
+    for i in range(n):
+        move = moves[i]
+        if move == hash_move:
+            scores[i] = params.SCORE_HASH_MOVE
+        elif is_tactical(move):
+            key = mvv_lva(board, move)
+            if see_at_least_zero(board, move, buf):
+                scores[i] = params.SCORE_GOOD_CAPTURE + key
+            else:
+                scores[i] = params.SCORE_BAD_CAPTURE + key
+        elif move == killer1:
+            scores[i] = params.SCORE_KILLER_1
+        elif move == killer2:
+            scores[i] = params.SCORE_KILLER_2
+        elif move == counter:
+            scores[i] = params.SCORE_COUNTER
+        else:
+            scores[i] = history[side, move_from(move), move_to(move)]
+
+
+@njit
+def score_captures(board: Board, moves: Moves, scores: Scores, n: int, hash_move: int) -> None:
+    """Ordering keys for quiescence: the hash move, then MVV/LVA."""
+    for i in range(n):
+        move = moves[i]
+        if move == hash_move:
+            scores[i] = params.SCORE_HASH_MOVE
+        else:
+            scores[i] = mvv_lva(board, move)
+
+
+@njit
+def pick_next(moves: Moves, scores: Scores, start: int, n: int) -> int:
+    """Swap the best-scored move of ``start..n-1`` into ``start`` and return it."""
+    best = start
+    best_score = scores[start]
+    for i in range(start + 1, n):
+        if scores[i] > best_score:
+            best_score = scores[i]
+            best = i
+    if best != start:
+        move = moves[best]
+        moves[best] = moves[start]
+        moves[start] = move
+        score = scores[best]
+        scores[best] = scores[start]
+        scores[start] = score
+    return int(moves[start])
+
+
+@njit
+def update_history(history: History, side: int, move: int, bonus: int) -> None:
+    """History gravity: the entry moves towards +-HISTORY_MAX and never leaves that range."""
+    frm = move_from(move)
+    to = move_to(move)
+    entry = int(history[side, frm, to])
+    magnitude = bonus if bonus >= 0 else -bonus
+    entry += bonus - entry * magnitude // params.HISTORY_MAX
+    history[side, frm, to] = entry

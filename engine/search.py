@@ -1,0 +1,854 @@
+"""The search: iterative deepening over a compiled negamax alpha-beta with quiescence.
+
+Iterative deepening and aspiration windows run here in Python, one compiled call per window
+(``_search_root``), so the UCI side gets an ``info`` line after every iteration and the time
+manager decides between iterations.  The compiled tree search (``_negamax``/``_quiesce``)
+releases the GIL; the UCI thread and the clock end it by setting ``stop[0]``, which the search
+reads every ``STOP_CHECK_NODES + 1`` nodes.  Depth 1 always completes, so there is always a move.
+
+Scores are centipawns from the side to move's view; a mate in ``n`` plies from the root is
+``MATE - n`` (shorter mates score higher, and the mated side prefers the longest defence).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from engine import tt
+from engine.board import Position, make_move, make_null, unmake_move, unmake_null
+from engine.constants import (
+    M_PLY,
+    MAX_MOVES,
+    NULL_MOVE,
+    S_HALFMOVE,
+    S_MOVE,
+    S_NPM,
+    S_PAWN_MAT,
+    S_SIDE,
+)
+from engine.evaluate import MINOR_NPM, evaluate, new_scratch
+from engine.jit import njit
+from engine.movegen import gen_captures, gen_moves, in_check, is_legal
+from engine.movepick import (
+    SEE_VALUE,
+    captured_type,
+    is_tactical,
+    move_from,
+    move_promotion,
+    move_to,
+    new_see_buffer,
+    pick_next,
+    score_captures,
+    score_moves,
+    see_at_least_zero,
+    update_history,
+)
+from engine.params import (
+    ASPIRATION_GROWTH,
+    ASPIRATION_MIN_DEPTH,
+    ASPIRATION_WINDOW_CP,
+    DELTA_MARGIN_CP,
+    DRAW_SCORE,
+    FUTILITY_MARGIN_CP,
+    FUTILITY_MAX_DEPTH,
+    IIR_MIN_DEPTH,
+    INFINITE,
+    LATE_MOVE_PRUNING_BASE,
+    LATE_MOVE_PRUNING_MAX_DEPTH,
+    LMR_BASE,
+    LMR_DIVISOR,
+    LMR_FULL_DEPTH_MOVES,
+    LMR_MIN_DEPTH,
+    MATE,
+    MATE_BOUND,
+    MAX_DEPTH,
+    MAX_PLY,
+    NULL_MOVE_BASE_REDUCTION,
+    NULL_MOVE_DEPTH_DIVISOR,
+    NULL_MOVE_MIN_DEPTH,
+    REVERSE_FUTILITY_MARGIN_CP,
+    REVERSE_FUTILITY_MAX_DEPTH,
+    STOP_CHECK_NODES,
+)
+from engine.timeman import GoLimits, IterationClock, TimeBudget
+
+Board = npt.NDArray[np.int8]
+Stack = npt.NDArray[np.int32]
+Keys = npt.NDArray[np.uint64]
+Meta = npt.NDArray[np.int32]
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+
+# info[] fields shared between the compiled search and its Python driver
+I_NODES = 0
+I_SELDEPTH = 1
+I_NODE_LIMIT = 2  # 0: no limit
+I_GENERATION = 3
+I_ITERATION = 4  # depth of the running iteration (stops are ignored during depth 1)
+I_ROOT_ROW = 5  # stack row of the root position
+I_STOPPED = 6
+I_ROOT_MOVES = 7  # number of entries in root_moves (0: every legal move)
+I_ROOT_UPDATED = 8  # the root's best move was set during the running call
+INFO_SIZE = 16
+
+
+def _lmr_table() -> npt.NDArray[np.int32]:
+    """Late move reduction by depth and move number: base + ln(depth) * ln(moves) / divisor."""
+    table = np.zeros((64, 64), dtype=np.int32)
+    for depth in range(1, 64):
+        for count in range(1, 64):
+            table[depth, count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
+    return table
+
+
+LMR = _lmr_table()
+
+
+@njit
+def _is_draw(stack: Stack, keys: Keys, meta: Meta, root_row: int) -> bool:
+    """Fifty-move rule, insufficient material, or a repetition.
+
+    A position repeated inside the search path counts as a draw at once (the side that could
+    avoid it would have); one repeated from the game history before the root needs to have
+    occurred twice there (a real threefold repetition).
+    """
+    row = meta[M_PLY]
+    halfmove = stack[row, S_HALFMOVE]
+    if halfmove >= 100:
+        return True
+    if (
+        stack[row, S_PAWN_MAT] == 0
+        and stack[row, S_PAWN_MAT + 1] == 0
+        and stack[row, S_NPM] <= MINOR_NPM
+        and stack[row, S_NPM + 1] <= MINOR_NPM
+    ):
+        return True
+    key = keys[row]
+    oldest = max(row - halfmove, 0)
+    seen = 0
+    r = row - 4
+    while r >= oldest:
+        if stack[r + 1, S_MOVE] == NULL_MOVE or stack[r + 2, S_MOVE] == NULL_MOVE:
+            break
+        if keys[r] == key:
+            if r >= root_row:
+                return True
+            seen += 1
+            if seen >= 2:
+                return True
+        r -= 2
+    return False
+
+
+@njit
+def _update_pv(pv: I32, pv_len: I32, ply: int, move: int) -> None:
+    """Triangular PV table: this node's line is ``move`` followed by the child's line."""
+    pv[ply, ply] = move
+    child_end = pv_len[ply + 1]
+    for i in range(ply + 1, child_end):
+        pv[ply, i] = pv[ply + 1, i]
+    pv_len[ply] = max(child_end, ply + 1)
+
+
+@njit
+def _poll_stop(info: I64, stop: I64) -> bool:
+    """Count a node; every few nodes check the stop flag and the node limit."""
+    nodes = info[I_NODES] + 1
+    info[I_NODES] = nodes
+    if (nodes & STOP_CHECK_NODES) == 0 and info[I_ITERATION] > 1:
+        limit = info[I_NODE_LIMIT]
+        if stop[0] != 0 or (limit > 0 and nodes >= limit):
+            info[I_STOPPED] = 1
+    return bool(info[I_STOPPED] != 0)
+
+
+@njit
+def _quiesce(
+    board: Board,
+    stack: Stack,
+    keys: Keys,
+    meta: Meta,
+    tt_keys: Keys,
+    tt_data: I64,
+    moves: I32,
+    move_scores: I32,
+    pv: I32,
+    pv_len: I32,
+    info: I64,
+    stop: I64,
+    scratch: I64,
+    see_buf: I64,
+    ply: int,
+    alpha: int,
+    beta: int,
+) -> int:
+    """Quiescence search: stand pat, then captures and promotions (all evasions in check)."""
+    pv_len[ply] = ply
+    if _poll_stop(info, stop):
+        return 0
+    if ply > info[I_SELDEPTH]:
+        info[I_SELDEPTH] = ply
+    row = meta[M_PLY]
+    if _is_draw(stack, keys, meta, info[I_ROOT_ROW]) and ply > 0:
+        return DRAW_SCORE
+    if ply >= MAX_PLY - 1:
+        return evaluate(board, stack, row, scratch)
+    key = keys[row]
+    pv_node = beta - alpha > 1
+    hash_move = 0
+    entry = tt.probe(tt_keys, tt_data, key)
+    if entry >= 0:
+        hash_move = tt.entry_move(entry)
+        if not pv_node:
+            score = tt.score_from_tt(tt.entry_score(entry), ply)
+            bound = tt.entry_bound(entry)
+            if (
+                bound == tt.BOUND_EXACT
+                or (bound == tt.BOUND_LOWER and score >= beta)
+                or (bound == tt.BOUND_UPPER and score <= alpha)
+            ):
+                return score
+    checked = in_check(board, stack, meta)
+    original_alpha = alpha
+    if checked:
+        best = -MATE + ply
+        stand_pat = -INFINITE
+    else:
+        # Stand pat: the side to move may decline every capture.
+        stand_pat = evaluate(board, stack, row, scratch)
+        if stand_pat >= beta:
+            return stand_pat
+        if stand_pat > alpha:
+            alpha = stand_pat
+        best = stand_pat
+    node_moves = moves[ply]
+    node_scores = move_scores[ply]
+    if checked:
+        n = gen_moves(board, stack, meta, node_moves)
+    else:
+        n = gen_captures(board, stack, meta, node_moves)
+    score_captures(board, node_moves, node_scores, n, hash_move)
+    best_move = 0
+    legal = 0
+    for i in range(n):
+        move = pick_next(node_moves, node_scores, i, n)
+        if not checked:
+            promo = move_promotion(move)
+            if promo != 0 and promo != 5:
+                continue  # under-promotions are left to the full-width search
+            # Delta pruning: even winning the victim cannot bring the score up to alpha.
+            gain = SEE_VALUE[captured_type(board, move)] + (SEE_VALUE[promo] if promo else 0)
+            if stand_pat + gain + DELTA_MARGIN_CP < alpha:
+                continue
+            # SEE pruning: captures that lose material are not worth resolving.
+            if not see_at_least_zero(board, move, see_buf):
+                continue
+        if not is_legal(board, stack, meta, move):
+            continue
+        legal += 1
+        make_move(board, stack, keys, meta, move)
+        score = -_quiesce(
+            board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
+            info, stop, scratch, see_buf, ply + 1, -beta, -alpha,
+        )
+        unmake_move(board, stack, meta)
+        if info[I_STOPPED] != 0:
+            return 0
+        if score > best:
+            best = score
+            if score > alpha:
+                alpha = score
+                best_move = move
+                _update_pv(pv, pv_len, ply, move)
+                if score >= beta:
+                    break
+    if checked and legal == 0:
+        return -MATE + ply  # checkmate
+    if best >= beta:
+        bound = tt.BOUND_LOWER
+    elif best > original_alpha:
+        bound = tt.BOUND_EXACT
+    else:
+        bound = tt.BOUND_UPPER
+    tt.store(
+        tt_keys, tt_data, key, best_move, tt.score_to_tt(best, ply), 0, bound,
+        info[I_GENERATION],
+    )
+    return best
+
+
+@njit
+def _negamax(
+    board: Board,
+    stack: Stack,
+    keys: Keys,
+    meta: Meta,
+    tt_keys: Keys,
+    tt_data: I64,
+    moves: I32,
+    move_scores: I32,
+    killers: I32,
+    history: I32,
+    counters: I32,
+    pv: I32,
+    pv_len: I32,
+    evals: I32,
+    info: I64,
+    stop: I64,
+    scratch: I64,
+    see_buf: I64,
+    root_moves: I32,
+    depth: int,
+    ply: int,
+    alpha: int,
+    beta: int,
+) -> int:
+    """Negamax alpha-beta with principal variation search; fail-soft."""
+    if depth <= 0:
+        return _quiesce(
+            board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
+            info, stop, scratch, see_buf, ply, alpha, beta,
+        )
+    pv_len[ply] = ply
+    if _poll_stop(info, stop):
+        return 0
+    if ply > info[I_SELDEPTH]:
+        info[I_SELDEPTH] = ply
+    root = ply == 0
+    row = meta[M_PLY]
+    pv_node = beta - alpha > 1
+    if not root:
+        if _is_draw(stack, keys, meta, info[I_ROOT_ROW]):
+            return DRAW_SCORE
+        if ply >= MAX_PLY - 1:
+            return evaluate(board, stack, row, scratch)
+        # Mate distance pruning: no line from here beats a mate already found nearer the root.
+        if alpha < -MATE + ply:
+            alpha = -MATE + ply
+        if beta > MATE - ply - 1:
+            beta = MATE - ply - 1
+        if alpha >= beta:
+            return alpha
+    checked = in_check(board, stack, meta)
+    # Check extension: a checked side gets one more ply to find its way out.
+    if checked:
+        depth += 1
+    key = keys[row]
+    side = stack[row, S_SIDE]
+
+    # Transposition table probe: cutoffs in non-PV nodes; the best move for ordering always.
+    hash_move = 0
+    tt_score = 0
+    tt_bound = tt.BOUND_NONE
+    entry = tt.probe(tt_keys, tt_data, key)
+    if entry >= 0:
+        hash_move = tt.entry_move(entry)
+        tt_score = tt.score_from_tt(tt.entry_score(entry), ply)
+        tt_bound = tt.entry_bound(entry)
+        if (
+            not pv_node
+            and tt.entry_depth(entry) >= depth
+            and (
+                tt_bound == tt.BOUND_EXACT
+                or (tt_bound == tt.BOUND_LOWER and tt_score >= beta)
+                or (tt_bound == tt.BOUND_UPPER and tt_score <= alpha)
+            )
+        ):
+            return tt_score
+
+    # Static evaluation, sharpened by a TT bound that points the right way.
+    if checked:
+        static_eval = -INFINITE
+        evals[ply] = -INFINITE
+        improving = False
+    else:
+        static_eval = evaluate(board, stack, row, scratch)
+        evals[ply] = static_eval
+        improving = ply >= 2 and static_eval > evals[ply - 2]
+        if tt_bound != tt.BOUND_NONE and (
+            tt_bound == tt.BOUND_EXACT
+            or (tt_bound == tt.BOUND_LOWER and tt_score > static_eval)
+            or (tt_bound == tt.BOUND_UPPER and tt_score < static_eval)
+        ):
+            static_eval = tt_score
+
+    if not pv_node and not checked and not root:
+        # Reverse futility pruning: far above beta at low depth, a quiet move will not drop it.
+        if (
+            depth <= REVERSE_FUTILITY_MAX_DEPTH
+            and abs(beta) < MATE_BOUND
+            and static_eval - REVERSE_FUTILITY_MARGIN_CP * (depth - int(improving)) >= beta
+        ):
+            return static_eval
+        # Null-move pruning: if passing still fails high, a real move will too.  Not with only
+        # pawns (zugzwang), not twice in a row.
+        if (
+            depth >= NULL_MOVE_MIN_DEPTH
+            and static_eval >= beta
+            and stack[row, S_NPM + side] > 0
+            and stack[row, S_MOVE] != NULL_MOVE
+            and abs(beta) < MATE_BOUND
+        ):
+            reduction = NULL_MOVE_BASE_REDUCTION + depth // NULL_MOVE_DEPTH_DIVISOR
+            reduction += min((static_eval - beta) // 200, 3)
+            make_null(board, stack, keys, meta)
+            score = -_negamax(
+                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                history, counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves,
+                depth - 1 - reduction, ply + 1, -beta, -beta + 1,
+            )
+            unmake_null(stack, meta)
+            if info[I_STOPPED] != 0:
+                return 0
+            if score >= beta:
+                return beta if score >= MATE_BOUND else score
+
+    # Internal iterative reduction: without a hash move this node was never searched well.
+    if depth >= IIR_MIN_DEPTH and hash_move == 0:
+        depth -= 1
+
+    node_moves = moves[ply]
+    node_scores = move_scores[ply]
+    n = gen_moves(board, stack, meta, node_moves)
+    killer1 = killers[ply, 0]
+    killer2 = killers[ply, 1]
+    prev = stack[row, S_MOVE]
+    counter = 0
+    if prev != 0 and prev != NULL_MOVE:
+        counter = counters[move_from(prev), move_to(prev)]
+    score_moves(
+        board, node_moves, node_scores, n, hash_move, killer1, killer2, counter, history, side,
+        see_buf,
+    )
+
+    original_alpha = alpha
+    best = -INFINITE
+    best_move = 0
+    legal = 0
+    quiets_tried = 0
+    root_limit = info[I_ROOT_MOVES]
+    futile = (
+        not pv_node
+        and not checked
+        and depth <= FUTILITY_MAX_DEPTH
+        and static_eval + FUTILITY_MARGIN_CP * depth <= alpha
+    )
+    for i in range(n):
+        move = pick_next(node_moves, node_scores, i, n)
+        if root and root_limit > 0:
+            allowed = False
+            for j in range(root_limit):
+                if root_moves[j] == move:
+                    allowed = True
+            if not allowed:
+                continue
+        if not is_legal(board, stack, meta, move):
+            continue
+        legal += 1
+        quiet = not is_tactical(move)
+        # Late move pruning: at low depth, quiet moves ordered this late are skipped.
+        if (
+            quiet
+            and not root
+            and best > -MATE_BOUND
+            and not pv_node
+            and not checked
+            and depth <= LATE_MOVE_PRUNING_MAX_DEPTH
+            and quiets_tried >= LATE_MOVE_PRUNING_BASE + depth * depth
+        ):
+            continue
+        make_move(board, stack, keys, meta, move)
+        gives_check = in_check(board, stack, meta)
+        # Futility pruning: a quiet move cannot lift a hopeless static score to alpha.
+        if quiet and futile and not gives_check and best > -MATE_BOUND:
+            unmake_move(board, stack, meta)
+            continue
+        if quiet:
+            quiets_tried += 1
+        new_depth = depth - 1
+        if legal == 1:
+            score = -_negamax(
+                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                history, counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves,
+                new_depth, ply + 1, -beta, -alpha,
+            )
+        else:
+            # Late move reductions: quiet moves ordered late are searched shallower first.
+            reduction = 0
+            if depth >= LMR_MIN_DEPTH and legal > LMR_FULL_DEPTH_MOVES and quiet and not checked:
+                reduction = LMR[min(depth, 63), min(legal, 63)]
+                if pv_node:
+                    reduction -= 1
+                if not improving:
+                    reduction += 1
+                if gives_check or move == killer1 or move == killer2:  # noqa: SIM109 (numba)
+                    reduction -= 1
+                reduction = max(0, min(reduction, new_depth - 1))
+            # Principal variation search: a null window proves the move is no better.
+            score = -_negamax(
+                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                history, counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves,
+                new_depth - reduction, ply + 1, -alpha - 1, -alpha,
+            )
+            if score > alpha and reduction > 0:
+                score = -_negamax(
+                    board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                    history, counters, pv, pv_len, evals, info, stop, scratch, see_buf,
+                    root_moves, new_depth, ply + 1, -alpha - 1, -alpha,
+                )
+            if score > alpha and score < beta:
+                score = -_negamax(
+                    board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                    history, counters, pv, pv_len, evals, info, stop, scratch, see_buf,
+                    root_moves, new_depth, ply + 1, -beta, -alpha,
+                )
+        unmake_move(board, stack, meta)
+        if info[I_STOPPED] != 0:
+            return 0
+        if score > best:
+            best = score
+            if score > alpha:
+                alpha = score
+                best_move = move
+                _update_pv(pv, pv_len, ply, move)
+                if root:
+                    info[I_ROOT_UPDATED] = 1
+                if score >= beta:
+                    if quiet:
+                        # Killers, history (with a malus for the quiet moves tried before) and
+                        # the counter move of the opponent's last move.
+                        if move != killer1:
+                            killers[ply, 1] = killer1
+                            killers[ply, 0] = move
+                        bonus = min(depth * depth, 400)
+                        update_history(history, side, move, bonus)
+                        for j in range(i):
+                            other = node_moves[j]
+                            if not is_tactical(other):
+                                update_history(history, side, other, -bonus)
+                        if prev != 0 and prev != NULL_MOVE:
+                            counters[move_from(prev), move_to(prev)] = move
+                    break
+    if legal == 0:
+        if root_limit > 0 and root:
+            return -INFINITE
+        return -MATE + ply if checked else DRAW_SCORE
+    if best == -INFINITE:  # every move was pruned
+        return alpha
+    if best >= beta:
+        bound = tt.BOUND_LOWER
+    elif best > original_alpha:
+        bound = tt.BOUND_EXACT
+    else:
+        bound = tt.BOUND_UPPER
+    tt.store(
+        tt_keys, tt_data, key, best_move, tt.score_to_tt(best, ply), depth, bound,
+        info[I_GENERATION],
+    )
+    return best
+
+
+@dataclass
+class SearchTables:
+    """The mutable arrays of one searcher (ordering heuristics, PV, counters)."""
+
+    moves: I32 = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_MOVES), np.int32))
+    move_scores: I32 = field(
+        default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_MOVES), np.int32)
+    )
+    killers: I32 = field(default_factory=lambda: np.zeros((MAX_PLY + 1, 2), np.int32))
+    history: I32 = field(default_factory=lambda: np.zeros((2, 128, 128), np.int32))
+    counters: I32 = field(default_factory=lambda: np.zeros((128, 128), np.int32))
+    pv: I32 = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_PLY + 1), np.int32))
+    pv_len: I32 = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
+    evals: I32 = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
+    info: I64 = field(default_factory=lambda: np.zeros(INFO_SIZE, np.int64))
+    scratch: I64 = field(default_factory=new_scratch)
+    see_buf: I64 = field(default_factory=new_see_buffer)
+    root_moves: I32 = field(default_factory=lambda: np.zeros(MAX_MOVES, np.int32))
+
+    def clear(self) -> None:
+        self.killers.fill(0)
+        self.history.fill(0)
+        self.counters.fill(0)
+
+
+@njit
+def _search_root(
+    board: Board,
+    stack: Stack,
+    keys: Keys,
+    meta: Meta,
+    tt_keys: Keys,
+    tt_data: I64,
+    moves: I32,
+    move_scores: I32,
+    killers: I32,
+    history: I32,
+    counters: I32,
+    pv: I32,
+    pv_len: I32,
+    evals: I32,
+    info: I64,
+    stop: I64,
+    scratch: I64,
+    see_buf: I64,
+    root_moves: I32,
+    depth: int,
+    alpha: int,
+    beta: int,
+) -> int:
+    """One aspiration window of one iteration, from the root.
+
+    Every recursive call must see the same argument types (a literal ``0`` for the ply would
+    compile a second variant, and numba's cache cannot restore such recursive variants).
+    """
+    info[I_ROOT_UPDATED] = 0
+    info[I_ROOT_ROW] = meta[M_PLY]
+    return _negamax(
+        board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers, history,
+        counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves, depth,
+        np.int64(0), alpha, beta,  # type: ignore[arg-type]
+    )
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """What one finished (or stopped) iteration found, for an ``info`` line."""
+
+    depth: int
+    seldepth: int
+    score: int
+    bound: str  # "", "lowerbound" or "upperbound"
+    nodes: int
+    time_ms: int
+    hashfull: int
+    pv: tuple[str, ...]
+
+    @property
+    def nps(self) -> int:
+        return self.nodes * 1000 // max(self.time_ms, 1)
+
+    def score_text(self) -> str:
+        """``cp N`` or ``mate N`` (moves, negative when being mated), plus the bound."""
+        if abs(self.score) >= MATE_BOUND:
+            plies = MATE - abs(self.score)
+            moves = (plies + 1) // 2
+            text = f"mate {moves if self.score > 0 else -moves}"
+        else:
+            text = f"cp {self.score}"
+        return f"{text} {self.bound}" if self.bound else text
+
+    def uci(self) -> str:
+        line = (
+            f"info depth {self.depth} seldepth {self.seldepth} multipv 1 "
+            f"score {self.score_text()} nodes {self.nodes} nps {self.nps} "
+            f"hashfull {self.hashfull} time {self.time_ms}"
+        )
+        return f"{line} pv {' '.join(self.pv)}" if self.pv else line
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    best_move: str | None  # None when there is no legal move
+    ponder_move: str | None
+    score: int
+    depth: int
+    nodes: int
+    pv: tuple[str, ...]
+
+
+class Searcher:
+    """Owns the transposition table and the heuristics tables across the moves of a game."""
+
+    def __init__(self, hash_mb: int = tt.DEFAULT_HASH_MB) -> None:
+        self.tt_keys, self.tt_data = tt.new_table(hash_mb)
+        self.tables = SearchTables()
+        self.generation = 0
+        self.stop = np.zeros(1, dtype=np.int64)
+
+    # -- table management ----------------------------------------------------------------------
+    def resize(self, hash_mb: int) -> None:
+        self.tt_keys, self.tt_data = tt.new_table(hash_mb)
+
+    def clear(self) -> None:
+        """Forget everything learnt: ``ucinewgame`` / ``Clear Hash``."""
+        tt.clear(self.tt_keys, self.tt_data)
+        self.tables.clear()
+        self.generation = 0
+
+    def hashfull(self) -> int:
+        return int(tt.hashfull(self.tt_data, self.generation))
+
+    # -- searching -------------------------------------------------------------------------------
+    def request_stop(self) -> None:
+        self.stop[0] = 1
+
+    def _window(self, position: Position, depth: int, alpha: int, beta: int) -> int:
+        board, stack, keys, meta = position.arrays
+        t = self.tables
+        return int(
+            _search_root(
+                board, stack, keys, meta, self.tt_keys, self.tt_data, t.moves, t.move_scores,
+                t.killers, t.history, t.counters, t.pv, t.pv_len, t.evals, t.info, self.stop,
+                t.scratch, t.see_buf, t.root_moves, depth, alpha, beta,
+            )
+        )
+
+    def _pv_text(self, position: Position) -> tuple[list[int], tuple[str, ...]]:
+        """The root PV as moves and UCI text, checked move by move for legality."""
+        line = [int(m) for m in self.tables.pv[0, : self.tables.pv_len[0]]]
+        walker = position.copy()
+        texts: list[str] = []
+        moves: list[int] = []
+        for move in line:
+            if move not in walker.legal_moves():
+                break
+            texts.append(walker.move_to_uci(move))
+            moves.append(move)
+            walker.push_unchecked(move)
+        return moves, tuple(texts)
+
+    def think(
+        self,
+        position: Position,
+        limits: GoLimits,
+        budget: TimeBudget,
+        started_s: float,
+        report: Callable[[Iteration], None],
+        clock_started: Callable[[], float | None] | None = None,
+    ) -> SearchResult:
+        """Iterative deepening until a limit; ``report`` is called after every iteration.
+
+        ``position`` is searched in place and returned to its state on exit.  ``started_s`` is
+        the ``time.monotonic()`` at which thinking started (for nps and the soft limit);
+        ``clock_started``, when given, returns the time the clock started instead, or None
+        while it has not (pondering starts it at ``ponderhit``).
+        """
+        t = self.tables
+        legal = position.legal_moves()
+        if limits.searchmoves:
+            allowed = []
+            for text in limits.searchmoves:
+                try:
+                    move = position.parse_uci(text)
+                except ValueError:
+                    continue
+                if move not in allowed:
+                    allowed.append(move)
+            if allowed:
+                legal = allowed
+        t.root_moves[: len(legal)] = legal
+        t.info[I_ROOT_MOVES] = len(legal) if limits.searchmoves and legal else 0
+        if not legal:
+            return SearchResult(None, None, 0, 0, 0, ())
+        self.generation = (self.generation + 1) % tt.GENERATION_CYCLE
+        t.info[:] = 0
+        t.info[I_GENERATION] = self.generation
+        t.info[I_NODE_LIMIT] = limits.nodes or 0
+        t.info[I_ROOT_MOVES] = len(legal) if limits.searchmoves and legal else 0
+        t.pv_len.fill(0)
+        iteration_clock = IterationClock(budget)
+        max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
+        best_moves: list[int] = [legal[0]]
+        best_texts: tuple[str, ...] = (position.move_to_uci(legal[0]),)
+        best_score = 0
+        completed_depth = 0
+        score = 0
+        for depth in range(1, max_depth + 1):
+            t.info[I_ITERATION] = depth
+            t.info[I_SELDEPTH] = 0
+            # Aspiration windows: search a narrow window around the last score first.
+            delta = ASPIRATION_WINDOW_CP
+            if depth >= ASPIRATION_MIN_DEPTH and abs(score) < MATE_BOUND:
+                alpha, beta = max(score - delta, -INFINITE), min(score + delta, INFINITE)
+            else:
+                alpha, beta = -INFINITE, INFINITE
+            while True:
+                value = self._window(position, depth, alpha, beta)
+                if t.info[I_STOPPED]:
+                    break
+                if value <= alpha:
+                    bound = "upperbound"
+                    beta = (alpha + beta) // 2
+                    alpha = max(value - delta, -INFINITE)
+                elif value >= beta:
+                    bound = "lowerbound"
+                    beta = min(value + delta, INFINITE)
+                else:
+                    score = value
+                    break
+                delta *= ASPIRATION_GROWTH
+                if delta > 1000:
+                    alpha, beta = -INFINITE, INFINITE
+                if bound == "lowerbound" and t.info[I_ROOT_UPDATED]:
+                    best_moves, best_texts = self._pv_text(position)
+                report(self._iteration(position, depth, value, bound, started_s))
+            stopped = bool(t.info[I_STOPPED])
+            if stopped:
+                if t.info[I_ROOT_UPDATED]:
+                    moves, texts = self._pv_text(position)
+                    if moves:
+                        best_moves, best_texts = moves, texts
+                break
+            completed_depth = depth
+            moves, texts = self._pv_text(position)
+            if moves:
+                best_moves, best_texts = moves, texts
+            best_score = score
+            report(self._iteration(position, depth, score, "", started_s))
+            iteration_clock.record_iteration(best_moves[0])
+            if limits.mate is not None and score >= MATE - 2 * limits.mate + 1:
+                break
+            if abs(score) >= MATE_BOUND and depth >= MATE - abs(score) + 2:
+                break  # a forced mate found with plies to spare; deeper search adds nothing
+            if len(legal) == 1 and budget.limited and depth >= 6:
+                break  # the only move: no reason to spend the clock
+            origin = clock_started() if clock_started is not None else started_s
+            if origin is not None and not iteration_clock.may_start_iteration(
+                (time.monotonic() - origin) * 1000
+            ):
+                break
+            if self.stop[0]:
+                break
+        ponder = best_texts[1] if len(best_texts) > 1 else None
+        return SearchResult(
+            best_texts[0], ponder, best_score, completed_depth, int(t.info[I_NODES]), best_texts
+        )
+
+    def _iteration(
+        self, position: Position, depth: int, score: int, bound: str, started_s: float
+    ) -> Iteration:
+        t = self.tables
+        _, texts = self._pv_text(position)
+        return Iteration(
+            depth=depth,
+            seldepth=max(int(t.info[I_SELDEPTH]), depth),
+            score=score,
+            bound=bound,
+            nodes=int(t.info[I_NODES]),
+            time_ms=int((time.monotonic() - started_s) * 1000),
+            hashfull=self.hashfull(),
+            pv=texts,
+        )
+
+
+# castling, en passant, promotions, checks and captures all occur within a few plies of this
+WARM_UP_FEN = "r3k2r/pPp1qppp/2n2n2/3pP3/1b4b1/2N2N2/PP1Q1PPP/R3K2R w KQkq d6 0 1"
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every function a search uses, on a tiny search."""
+    position = Position.from_fen(WARM_UP_FEN)
+    searcher = Searcher(1)
+    lines: list[str] = []  # the info lines are built too, so their code is loaded now
+    searcher.think(position, GoLimits(depth=4), TimeBudget(None, None), time.monotonic(),
+                   lambda iteration: lines.append(iteration.uci()))
+    searcher.clear()
+

@@ -1,0 +1,225 @@
+"""Transposition table: Zobrist-keyed buckets of packed entries in two numpy arrays.
+
+Layout: ``keys`` (uint64, the full Polyglot key of the stored position) and ``data`` (int64, one
+packed word per entry).  Entries are grouped in buckets of ``BUCKET_SIZE`` consecutive slots; the
+low bits of the key pick the bucket.  The number of entries is a power of two so the bucket index
+is a mask, never a division.
+
+Packed ``data`` word (always non-negative, so ``-1`` can mean "miss"):
+
+======  ==========================================================
+bits    field
+======  ==========================================================
+0-31    best move (the board's move encoding; 0 = none)
+32-47   score + ``SCORE_BIAS`` (node-relative mate scores)
+48-55   depth + ``DEPTH_BIAS`` (quiescence entries have depth <= 0)
+56-57   bound: ``BOUND_EXACT`` / ``BOUND_LOWER`` / ``BOUND_UPPER``
+58-62   search generation (aging), modulo ``GENERATION_CYCLE``
+======  ==========================================================
+
+Mate scores are stored relative to the node (distance from the node, not from the root) so an
+entry stays correct wherever the position recurs in the tree; ``score_to_tt`` and
+``score_from_tt`` convert at the boundary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.jit import njit
+from engine.params import MATE_BOUND
+
+KeyArray = npt.NDArray[np.uint64]
+DataArray = npt.NDArray[np.int64]
+
+BUCKET_SIZE = 4
+ENTRY_BYTES = 16  # one uint64 key + one int64 data word
+
+BOUND_NONE = 0
+BOUND_EXACT = 1
+BOUND_LOWER = 2  # fail high: the true score is >= the stored score
+BOUND_UPPER = 3  # fail low: the true score is <= the stored score
+
+SCORE_BIAS = 32768
+DEPTH_BIAS = 8
+GENERATION_CYCLE = 32
+
+_MOVE_MASK = np.int64(0xFFFFFFFF)
+_SCORE_SHIFT = np.int64(32)
+_DEPTH_SHIFT = np.int64(48)
+_BOUND_SHIFT = np.int64(56)
+_GEN_SHIFT = np.int64(58)
+_MASK16 = np.int64(0xFFFF)
+_MASK8 = np.int64(0xFF)
+_MASK5 = np.int64(0x1F)
+_MASK2 = np.int64(0x3)
+
+MIN_HASH_MB = 1
+MAX_HASH_MB = 4096
+DEFAULT_HASH_MB = 64
+
+
+def entries_for_mb(hash_mb: int) -> int:
+    """The largest power-of-two entry count (at least one bucket) that fits in ``hash_mb`` MB."""
+    if hash_mb < MIN_HASH_MB:
+        raise ValueError(f"hash size must be at least {MIN_HASH_MB} MB, got {hash_mb}")
+    budget = hash_mb * 1024 * 1024 // ENTRY_BYTES
+    entries = BUCKET_SIZE
+    while entries * 2 <= budget:
+        entries *= 2
+    return entries
+
+
+def new_table(hash_mb: int) -> tuple[KeyArray, DataArray]:
+    """Allocate an empty table of ``hash_mb`` megabytes (rounded down to a power of two).
+
+    Every page is written now: a lazily mapped table would pay its page faults (and the
+    kernel's zeroing of huge pages) during the first search, on the clock.
+    """
+    entries = entries_for_mb(hash_mb)
+    keys = np.empty(entries, dtype=np.uint64)
+    data = np.empty(entries, dtype=np.int64)
+    keys.fill(0)
+    data.fill(0)
+    return keys, data
+
+
+def clear(keys: KeyArray, data: DataArray) -> None:
+    """Empty the table (``ucinewgame`` / ``Clear Hash``)."""
+    keys.fill(0)
+    data.fill(0)
+
+
+@njit
+def pack(move: int, score: int, depth: int, bound: int, generation: int) -> np.int64:
+    return (
+        (np.int64(move) & _MOVE_MASK)
+        | (np.int64(score + SCORE_BIAS) << _SCORE_SHIFT)
+        | (np.int64(depth + DEPTH_BIAS) << _DEPTH_SHIFT)
+        | (np.int64(bound) << _BOUND_SHIFT)
+        | (np.int64(generation % GENERATION_CYCLE) << _GEN_SHIFT)
+    )
+
+
+@njit
+def entry_move(word: np.int64) -> int:
+    return int(word & _MOVE_MASK)
+
+
+@njit
+def entry_score(word: np.int64) -> int:
+    return int((word >> _SCORE_SHIFT) & _MASK16) - SCORE_BIAS
+
+
+@njit
+def entry_depth(word: np.int64) -> int:
+    return int((word >> _DEPTH_SHIFT) & _MASK8) - DEPTH_BIAS
+
+
+@njit
+def entry_bound(word: np.int64) -> int:
+    return int((word >> _BOUND_SHIFT) & _MASK2)
+
+
+@njit
+def entry_generation(word: np.int64) -> int:
+    return int((word >> _GEN_SHIFT) & _MASK5)
+
+
+@njit
+def score_to_tt(score: int, ply: int) -> int:
+    """Root-relative mate score -> node-relative (distance counted from this node)."""
+    if score >= MATE_BOUND:
+        return score + ply
+    if score <= -MATE_BOUND:
+        return score - ply
+    return score
+
+
+@njit
+def score_from_tt(score: int, ply: int) -> int:
+    """Node-relative mate score -> root-relative, for a node ``ply`` plies from the root."""
+    if score >= MATE_BOUND:
+        return score - ply
+    if score <= -MATE_BOUND:
+        return score + ply
+    return score
+
+
+@njit
+def _bucket_start(keys: KeyArray, key: np.uint64) -> int:
+    mask = np.uint64(keys.shape[0] // BUCKET_SIZE - 1)
+    return int(key & mask) * BUCKET_SIZE
+
+
+@njit
+def probe(keys: KeyArray, data: DataArray, key: np.uint64) -> np.int64:
+    """The packed entry stored for ``key``, or -1 on a miss."""
+    start = _bucket_start(keys, key)
+    for i in range(start, start + BUCKET_SIZE):
+        if keys[i] == key and data[i] != 0:
+            return np.int64(data[i])
+    return np.int64(-1)
+
+
+@njit
+def store(
+    keys: KeyArray,
+    data: DataArray,
+    key: np.uint64,
+    move: int,
+    score: int,
+    depth: int,
+    bound: int,
+    generation: int,
+) -> None:
+    """Depth-preferred replacement with aging.
+
+    The same position is overwritten unless the old entry is much deeper and not from an earlier
+    search (its best move is kept when the new result has none); otherwise the slot with the
+    lowest ``depth - AGE_WEIGHT * age`` in the bucket gives way, so stale deep entries from
+    earlier moves of the game are replaced before fresh ones.
+    """
+    start = _bucket_start(keys, key)
+    gen = generation % GENERATION_CYCLE
+    victim = start
+    victim_worth = 1 << 30
+    for i in range(start, start + BUCKET_SIZE):
+        word = data[i]
+        if keys[i] == key and word != 0:
+            old_depth = entry_depth(word)
+            if (
+                bound != BOUND_EXACT
+                and old_depth > depth + 3
+                and entry_generation(word) == gen
+                and entry_bound(word) == BOUND_EXACT
+            ):
+                return
+            if move == 0:
+                move = entry_move(word)
+            data[i] = pack(move, score, depth, bound, gen)
+            return
+        if word == 0:
+            worth = -(1 << 20)
+        else:
+            age = (gen - entry_generation(word)) % GENERATION_CYCLE
+            worth = entry_depth(word) - 8 * age
+        if worth < victim_worth:
+            victim_worth = worth
+            victim = i
+    keys[victim] = key
+    data[victim] = pack(move, score, depth, bound, gen)
+
+
+@njit
+def hashfull(data: DataArray, generation: int) -> int:
+    """Per-mille of the first 1000 entries written during the current search generation."""
+    gen = generation % GENERATION_CYCLE
+    sample = min(1000, data.shape[0])
+    used = 0
+    for i in range(sample):
+        word = data[i]
+        if word != 0 and entry_generation(word) == gen:
+            used += 1
+    return int(used * 1000 // sample)
