@@ -10,6 +10,8 @@ import chess
 # Int.MaxValue: what lila reports as remaining time in games without a clock.
 UNLIMITED_MS = 2_147_483_647
 DAY_S = 86_400.0
+# A clock with no base time starts with the increment, but never under this (lila initTime).
+MIN_INITIAL_S = 3
 
 
 class FischerClock:
@@ -22,7 +24,7 @@ class FischerClock:
     def __init__(
         self, limit_s: int, increment_s: int, now: Callable[[], float] = time.monotonic
     ) -> None:
-        self.initial_ms = limit_s * 1000
+        self.initial_ms = (limit_s if limit_s > 0 else max(increment_s, MIN_INITIAL_S)) * 1000
         self.increment_ms = increment_s * 1000
         self._now = now
         self._remaining_ms = {chess.WHITE: float(self.initial_ms),

@@ -88,11 +88,7 @@ def export(game: Game, base_url: str, options: ExportOptions) -> str:
     headers["Termination"] = TERMINATIONS.get(game.status, "Normal")
     if game.playing:
         headers["Termination"] = "Unterminated"
-    if not options.tags:
-        for key in list(headers):
-            if key not in ("FEN", "SetUp"):
-                del headers[key]
-    exporter = chess.pgn.StringExporter(headers=True, variations=False,
+    exporter = chess.pgn.StringExporter(headers=options.tags, variations=False,
                                         comments=options.clocks)
     text = pgn_game.accept(exporter)
     if not options.moves:

@@ -1,0 +1,285 @@
+"""Games: the game stream, move validation, castling notation, every end state, offers, chat."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from bot.sandbox.server import SandboxServer
+from tests.sandbox.conftest import CLAIM_WIN_AFTER_S, KEEPALIVE_S, Duel
+from tests.sandbox.spec import SpecClient
+
+Client = Callable[[str | None], SpecClient]
+CASTLING_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"
+
+
+async def test_game_stream_sends_game_full_then_a_state_per_move(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        full = await stream.next()
+        assert full["type"] == "gameFull"
+        assert (full["white"]["id"], full["black"]["id"]) == ("bot1", "human1")
+        assert full["white"]["title"] == "BOT" and full["black"]["title"] is None
+        assert full["initialFen"] == "startpos"
+        assert full["clock"] == {"initial": 180_000, "increment": 2_000}
+        assert full["state"]["moves"] == ""
+        assert full["state"]["status"] == "started"
+        await duel.move(game_id, "e2e4")
+        assert (await stream.next())["moves"] == "e2e4"
+        await duel.move(game_id, "e7e5")
+        assert (await stream.next())["moves"] == "e2e4 e7e5"
+        await duel.bot.post(f"/api/bot/game/{game_id}/resign")
+        final = await stream.next()
+        assert (final["status"], final["winner"]) == ("resign", "black")
+        with pytest.raises(EOFError):
+            await stream.next()
+    # A finished game's stream is its gameFull, then the end.
+    async with duel.human.stream(f"/api/board/game/stream/{game_id}") as stream:
+        full = await stream.next()
+        assert full["state"]["status"] == "resign"
+        with pytest.raises(EOFError):
+            await stream.next()
+
+
+async def test_unknown_games_and_other_peoples_games_are_404(
+        sandbox: SandboxServer, client: Client, duel: Duel) -> None:
+    game_id = await duel.start_game()
+    missing = await duel.bot.post("/api/bot/game/nosuchgm/move/e2e4")
+    assert (missing.status, missing.json()) == (404, {"error": "No such game"})
+    stranger = client(sandbox.add_account("stranger", bot=True))
+    theirs = await stranger.post(f"/api/bot/game/{game_id}/move/e2e4")
+    assert (theirs.status, theirs.json()) == (404, {"error": "Not your game"})
+    async with stranger.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        assert stream.status == 404
+
+
+@pytest.mark.parametrize(("uci", "error"), [
+    ("e2e5", "Piece on e2 cannot move to e5"),
+    ("e3e4", "No piece on e3"),
+    ("e7e5", "No piece on e7"),
+    ("zz99", "Invalid UCI: zz99"),
+    ("e2e4x", "Invalid UCI: e2e4x"),
+])
+async def test_illegal_moves_are_refused(duel: Duel, uci: str, error: str) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    reply = await duel.bot.post(f"/api/bot/game/{game_id}/move/{uci}")
+    assert (reply.status, reply.json()) == (400, {"error": error})
+    assert duel.sandbox.game_record(game_id).moves == ()
+
+
+async def test_moving_out_of_turn_or_after_the_end_is_refused(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    early = await duel.human.post(f"/api/board/game/{game_id}/move/e7e5")
+    assert early.json() == {"error": "Not your turn, or game already over"}
+    await duel.bot.post(f"/api/bot/game/{game_id}/abort")
+    late = await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
+    assert late.json() == {"error": "Not your turn, or game already over"}
+
+
+@pytest.mark.parametrize(("sent", "shown"), [
+    ("e1g1", "e1h1"), ("e1h1", "e1h1"), ("e1c1", "e1a1"), ("e1a1", "e1a1")])
+async def test_castling_is_accepted_both_ways_and_sent_king_takes_rook(
+        duel: Duel, sent: str, shown: str) -> None:
+    game_id = await duel.start_game(bot_color="white", fen=CASTLING_FEN)
+    await duel.move(game_id, sent)
+    assert duel.sandbox.game_record(game_id).moves == (shown,)
+
+
+async def test_standard_castling_in_the_legacy_notation_on_request(
+        client: Client) -> None:
+    server = SandboxServer(keepalive_s=KEEPALIVE_S, legacy_castling=True)
+    await server.start()
+    try:
+        server.add_account("white", bot=False)
+        server.add_account("black", bot=False)
+        game_id = await server.pair("white", "black", source="friend")
+        white = SpecClient(server.url, server.account("white").token, client(None).session)
+        black = SpecClient(server.url, server.account("black").token, client(None).session)
+        for player, uci in ((white, "e2e4"), (black, "e7e5"), (white, "g1f3"),
+                            (black, "b8c6"), (white, "f1c4"), (black, "g8f6"),
+                            (white, "e1h1")):
+            assert (await player.post(f"/api/board/game/{game_id}/move/{uci}")).status == 200
+        assert server.game_record(game_id).moves[-1] == "e1g1"
+    finally:
+        await server.stop()
+
+
+async def test_fools_mate(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    async with duel.human.stream("/api/stream/event") as events:
+        await duel.play(game_id, "f2f3 e7e5 g2g4 d8h4")
+        finish = await events.until("gameFinish")
+    record = duel.sandbox.game_record(game_id)
+    assert (record.status, record.winner) == ("mate", "black")
+    assert finish["game"]["winner"] == "black"
+    assert finish["game"]["status"] == {"id": 30, "name": "mate"}
+
+
+@pytest.mark.parametrize(("fen", "moves", "status"), [
+    ("7k/8/6K1/5Q2/8/8/8/8 w - - 0 1", "f5f7", "stalemate"),
+    ("4k3/8/8/8/8/8/3p4/4K3 w - - 0 1", "e1d2", "draw"),  # insufficient material
+    ("4k3/8/8/8/8/8/8/R3K3 w - - 99 80", "a1a2", "draw"),  # fifty moves
+    (None, "g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8", "draw"),  # threefold repetition
+])
+async def test_drawn_endings(duel: Duel, fen: str | None, moves: str, status: str) -> None:
+    game_id = await duel.start_game(bot_color="white", fen=fen)
+    await duel.play(game_id, moves)
+    record = duel.sandbox.game_record(game_id)
+    assert (record.status, record.winner) == (status, None)
+
+
+async def test_resign_aborts_an_abortable_game_and_abort_has_a_deadline(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    await duel.move(game_id, "e2e4")
+    assert (await duel.human.post(f"/api/board/game/{game_id}/resign")).status == 200
+    assert duel.sandbox.game_record(game_id).status == "aborted"
+    again = await duel.human.post(f"/api/board/game/{game_id}/resign")
+    assert again.json() == {"error": "This game cannot be resigned"}
+    game_id = await duel.start_game(bot_color="white")
+    await duel.play(game_id, "e2e4 e7e5")
+    late = await duel.bot.post(f"/api/bot/game/{game_id}/abort")
+    assert late.json() == {"error": "This game can no longer be aborted"}
+    assert (await duel.bot.post(f"/api/bot/game/{game_id}/resign")).status == 200
+    record = duel.sandbox.game_record(game_id)
+    assert (record.status, record.winner) == ("resign", "black")
+
+
+async def test_draw_offers(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        await stream.next()
+        # Too early to offer: ignored, and still OK.
+        assert (await duel.bot.post(f"/api/bot/game/{game_id}/draw/yes")).status == 200
+        await duel.play(game_id, "e2e4 e7e5")
+        await duel.move(game_id, "g1f3", offering_draw=True)
+        state = await stream.until("gameState", moves="e2e4 e7e5 g1f3")
+        assert state.get("wdraw") is True
+        assert (await duel.human.post(f"/api/board/game/{game_id}/draw/no")).status == 200
+        declined = await stream.until("gameState")
+        assert "wdraw" not in declined
+        await duel.move(game_id, "b8c6", offering_draw=True)
+        offered = await stream.until("gameState", moves="e2e4 e7e5 g1f3 b8c6")
+        assert offered.get("bdraw") is True
+        await duel.bot.post(f"/api/bot/game/{game_id}/draw/yes")
+        final = await stream.until("gameState", status="draw")
+        assert "winner" not in final
+    chat = (await duel.bot.get(f"/api/bot/game/{game_id}/chat")).json()
+    assert {"user": "lichess", "text": "Draw offer accepted"} in chat
+
+
+async def test_a_move_made_while_offered_a_draw_declines_it(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    await duel.play(game_id, "e2e4 e7e5")
+    await duel.move(game_id, "g1f3", offering_draw=True)
+    assert duel.sandbox.game(game_id).draw_offers
+    await duel.move(game_id, "b8c6")
+    assert not duel.sandbox.game(game_id).draw_offers
+
+
+async def test_takeback_rewinds_to_the_proposers_turn(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    await duel.play(game_id, "e2e4 e7e5 g1f3")
+    assert (await duel.human.post(f"/api/board/game/{game_id}/takeback/yes")).status == 200
+    assert duel.sandbox.game(game_id).takeback_offers
+    assert (await duel.bot.post(f"/api/bot/game/{game_id}/takeback/yes")).status == 200
+    record = duel.sandbox.game_record(game_id)
+    assert record.moves == ("e2e4",)
+    # Nothing to take back yet for black: no proposal.
+    await duel.human.post(f"/api/board/game/{game_id}/takeback/yes")
+    assert not duel.sandbox.game(game_id).takeback_offers
+    await duel.move(game_id, "c7c5")
+    await duel.human.post(f"/api/board/game/{game_id}/takeback/yes")
+    await duel.bot.post(f"/api/bot/game/{game_id}/takeback/no")
+    assert duel.sandbox.game_record(game_id).moves == ("e2e4", "c7c5")
+    texts = [line.text for line in duel.sandbox.game_record(game_id).chat]
+    assert texts == ["Takeback sent", "Takeback accepted", "Takeback sent", "Takeback declined"]
+
+
+async def test_chat_rooms_limits_and_links(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as bot_stream, \
+            duel.human.stream(f"/api/board/game/stream/{game_id}") as human_stream:
+        await bot_stream.next()
+        await human_stream.next()
+        path = f"/api/bot/game/{game_id}/chat"
+        assert (await duel.bot.post(path, data={"room": "player", "text": "gl hf"})).status == 200
+        for stream in (bot_stream, human_stream):
+            line = await stream.until("chatLine")
+            assert (line["room"], line["username"], line["text"]) == ("player", "bot1", "gl hf")
+        await duel.bot.post(path, data={"room": "spectator", "text": "eval +0.3"})
+        spectator = await bot_stream.until("chatLine")
+        assert spectator["room"] == "spectator"
+        await duel.bot.post(path, data={"room": "player", "text": "see https://example.com"})
+        await duel.human.post(f"/api/board/game/{game_id}/chat",
+                              data={"room": "player", "text": "THANKS A LOT"})
+        # The human never sees the spectator room, and the link was dropped.
+        assert (await human_stream.until("chatLine"))["text"] == "thanks a lot"
+    too_long = await duel.bot.post(path, data={"room": "player", "text": "x" * 141})
+    assert too_long.status == 400 and "140" in too_long.json()["error"]
+    assert (await duel.bot.post(path, data={"room": "player", "text": "x" * 140})).status == 200
+    bad_room = await duel.bot.post(path, data={"room": "lobby", "text": "hi"})
+    assert bad_room.status == 400 and "room" in bad_room.json()
+    empty = await duel.bot.post(path, data={"room": "player", "text": "  "})
+    assert empty.status == 400
+    history = (await duel.bot.get(path)).json()
+    assert history == [{"user": "bot1", "text": "gl hf"}, {"user": "human1", "text": "thanks a lot"},
+                       {"user": "bot1", "text": "x" * 140}]
+
+
+async def test_a_player_who_leaves_can_be_claimed_against(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    await duel.play(game_id, "e2e4 e7e5")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as bot_stream:
+        await bot_stream.next()
+        async with duel.human.stream(f"/api/board/game/stream/{game_id}") as human_stream:
+            await human_stream.next()
+        gone = await bot_stream.until("opponentGone")
+        assert gone == {"type": "opponentGone", "gone": True,
+                        "claimWinInSeconds": round(CLAIM_WIN_AFTER_S)}
+        # Too early: OK, with no effect.
+        assert (await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")).status == 200
+        assert duel.sandbox.game_record(game_id).status == "started"
+        async with duel.human.stream(f"/api/board/game/stream/{game_id}") as human_stream:
+            await human_stream.next()
+            assert (await bot_stream.until("opponentGone"))["gone"] is False
+        await bot_stream.until("opponentGone", gone=True)
+        await asyncio.sleep(CLAIM_WIN_AFTER_S)
+        assert (await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")).status == 200
+        final = await bot_stream.until("gameState")
+    assert (final["status"], final["winner"]) == ("timeout", "white")
+    late = await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")
+    assert late.status == 400
+
+
+async def test_a_second_stream_with_the_same_user_agent_replaces_the_first(
+        duel: Duel) -> None:
+    game_id = await duel.start_game()
+    path = f"/api/bot/game/stream/{game_id}"
+    async with duel.bot.stream(path) as first:
+        await first.next()
+        async with duel.bot.stream(path, headers={"User-Agent": "other"}) as other, \
+                duel.bot.stream(path) as second:
+            await other.next()
+            await second.next()
+            with pytest.raises(EOFError):
+                await first.next()
+            assert await other.raw_line() == b"\n"
+
+
+async def test_export_gives_pgn_and_json(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    await duel.play(game_id, "f2f3 e7e5 g2g4 d8h4")
+    pgn = await duel.bot.get(f"/game/export/{game_id}?clocks=true")
+    assert pgn.content_type == "application/x-chess-pgn"
+    assert '[Result "0-1"]' in pgn.text
+    assert '[White "bot1"]' in pgn.text and '[WhiteTitle "BOT"]' in pgn.text
+    assert '[TimeControl "180+2"]' in pgn.text
+    assert "1. f3 { [%clk 0:03:00] } 1... e5" in pgn.text
+    assert "2... Qh4# { [%clk" in pgn.text
+    bare = await duel.bot.get(f"/game/export/{game_id}?tags=false&clocks=false")
+    assert bare.text.strip() == "1. f3 e5 2. g4 Qh4# 0-1"
+    body = (await duel.bot.get(f"/game/export/{game_id}",
+                               headers={"Accept": "application/json"})).json()
+    assert (body["status"], body["winner"], body["moves"]) == ("mate", "black", "f3 e5 g4 Qh4#")
