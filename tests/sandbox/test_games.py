@@ -224,7 +224,8 @@ async def test_chat_rooms_limits_and_links(duel: Duel) -> None:
     empty = await duel.bot.post(path, data={"room": "player", "text": "  "})
     assert empty.status == 400
     history = (await duel.bot.get(path)).json()
-    assert history == [{"user": "bot1", "text": "gl hf"}, {"user": "human1", "text": "thanks a lot"},
+    assert history == [{"user": "bot1", "text": "gl hf"},
+                       {"user": "human1", "text": "thanks a lot"},
                        {"user": "bot1", "text": "x" * 140}]
 
 
