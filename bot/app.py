@@ -47,11 +47,14 @@ from bot.lichess import (
     StreamOpened,
     Unavailable,
 )
+from bot.logs import live_view_handler
+from bot.status import bot_status, run_status
 
 log = logging.getLogger(__name__)
 
 EXIT_OK: Final = 0
 EXIT_FATAL: Final = 1
+EXIT_ACCOUNT: Final = 4  # the token or the account cannot play: a restart would not help
 EXIT_INTERRUPTED: Final = 130
 ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge holds a slot until its gameStart, at most
 MAX_QUEUE: Final = 50  # challenges waiting for a slot; more are declined "later"
@@ -65,6 +68,10 @@ Notify = Callable[[str], object]
 
 class FatalError(Exception):
     """The bot cannot run: bad token, wrong account type, engine that does not start."""
+
+
+class AccountProblem(FatalError):
+    """The token or the account cannot play (a person must fix it)."""
 
 
 class Bot:
@@ -266,15 +273,10 @@ class Bot:
                 f"{self.load.thinking} thinking, {self.engines.running} engines")
 
     async def _heartbeat(self) -> None:
-        interval_s = self.config.log.status_interval_s
-        last_log = time.monotonic()
-        while True:
-            await asyncio.sleep(NOTIFY_INTERVAL_S)
-            if self.notify is not None:
-                self.notify(f"STATUS={self.status_line()}")
-            if interval_s > 0 and time.monotonic() - last_log >= interval_s:
-                last_log = time.monotonic()
-                log.info("status: %s", self.status_line())
+        """The status summary in the log and for systemd, and the live view on a terminal."""
+        await run_status(bot_status(self), interval_s=self.config.log.status_interval_s,
+                         live=live_view_handler(self.config.log.live_view),
+                         notify=self.notify, notify_every_s=NOTIFY_INTERVAL_S)
 
     async def _shut_down(self) -> None:
         self.accepting = False
@@ -306,19 +308,19 @@ async def check_account(client: Lichess) -> Me:
     try:
         scopes = await client.token_scopes()
         if scopes is not None and "bot:play" not in scopes:
-            raise FatalError("the token lacks the bot:play scope (it has: "
+            raise AccountProblem("the token lacks the bot:play scope (it has: "
                              f"{', '.join(sorted(scopes)) or 'none'}); create a token with "
                              "bot:play at /account/oauth/token")
         account = await client.account()
     except AuthError as exc:
-        raise FatalError(f"the server rejected the token ({exc.message})") from exc
+        raise AccountProblem(f"the server rejected the token ({exc.message})") from exc
     except (Unavailable, RequestError) as exc:
         raise FatalError(f"cannot check the account: {exc}") from exc
     name = str(account.get("username") or account.get("id") or "")
     if not name:
         raise FatalError("/api/account returned no user name")
     if account.get("title") != "BOT":
-        raise FatalError(f"{name} is not a BOT account; upgrade it first "
+        raise AccountProblem(f"{name} is not a BOT account; upgrade it first "
                          "(`kibitz upgrade`, irreversible, only for an account with no games)")
     return Me(str(account.get("id") or name).lower(), name)
 
@@ -422,12 +424,12 @@ async def run_bot(
         return EXIT_OK
     except FatalError as exc:
         log.critical("%s", exc)
-        return EXIT_FATAL
+        return EXIT_ACCOUNT if isinstance(exc, AccountProblem) else EXIT_FATAL
     except BaseExceptionGroup as group:
         auth = group.subgroup(AuthError)
         if auth is not None:
             log.critical("the server rejected the token: %s", auth.exceptions[0])
-            return EXIT_FATAL
+            return EXIT_ACCOUNT
         if group.subgroup(asyncio.CancelledError) is not None and hard_stopped:
             return _interrupted(main)
         failure = group.subgroup(Exception)

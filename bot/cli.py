@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.metadata
 import platform
 import sys
@@ -197,9 +198,21 @@ def cmd_play(args: argparse.Namespace) -> int:
     config = _load(args)
     token = _token(config)
     setup_logging(args.log_level or config.log.level, secrets=[token.value])
+    return asyncio.run(_play(config, _url(args, config), token.value))
+
+
+async def _play(config: Config, url: str, token: str) -> int:
+    """The bot, with systemd told READY/STATUS/STOPPING and its watchdog fed from this loop."""
+    from bot import sdnotify
     from bot.app import run_bot  # the whole bot loads only when it is about to play
 
-    return int(asyncio.run(run_bot(config, url=_url(args, config), token=token.value)))
+    watchdog = asyncio.create_task(sdnotify.run_watchdog(), name="systemd watchdog")
+    try:
+        return await run_bot(config, url=url, token=token, notify=sdnotify.notify)
+    finally:
+        watchdog.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watchdog
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -164,6 +164,26 @@ class LiveHandler(logging.StreamHandler[TextIO]):
             self.flush()
 
 
+def live_view_handler(mode: str, environ: Mapping[str, str] | None = None
+                      ) -> LiveHandler | None:
+    """The handler to draw the live view on (config log.live_view), or None.
+
+    auto: only when the log goes to a terminal (not the journal, not a file); always: on
+    whatever stream the log goes to; never: no live view."""
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, LiveHandler)]
+    if mode == "never" or not handlers:
+        return None
+    handler = handlers[-1]
+    if mode == "always":
+        return handler
+    stream = handler.stream
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return handler if tty and not under_journal(stream, environ) else None
+
+
 def parse_level(name: str) -> int:
     """A logging level from its config/CLI name (debug ... critical)."""
     level = logging.getLevelName(name.upper())

@@ -11,10 +11,14 @@ import asyncio
 import datetime
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from bot import sdnotify
+import chess
+import chess.engine
+
+from bot.game import Game, Metrics
 from bot.logs import LiveHandler
 
 log = logging.getLogger(__name__)
@@ -23,8 +27,10 @@ log = logging.getLogger(__name__)
 LIVE_REFRESH_S = 0.5
 # Below this a clock shows tenths of a second.
 CLOCK_TENTHS_BELOW_S = 10.0
-# The live view's columns for the opponent's name and the PV.
+# The live view's columns for the opponent's name.
 NAME_CHARS = 16
+# How many moves of the PV the status shows.
+PV_MOVES = 8
 
 
 @dataclass(frozen=True)
@@ -123,30 +129,131 @@ def live_lines(snapshot: StatusSnapshot) -> list[str]:
     return lines
 
 
+def short_score(score: object, color: chess.Color) -> str:
+    """A search score from `color`'s side: "+0.35", "-1.20", "#3" (we mate), "#-2"."""
+    if not isinstance(score, chess.engine.PovScore):
+        return ""
+    ours = score.pov(color)
+    mate = ours.mate()
+    if mate is not None:
+        return f"#{mate}"
+    cp = ours.score()
+    return f"{cp / 100:+.2f}" if cp is not None else ""
+
+
+def _numbered_san(board: chess.Board, move: chess.Move) -> str:
+    dots = "." if board.turn == chess.WHITE else "..."
+    return f"{board.fullmove_number}{dots} {board.san(move)}"
+
+
+def _pv_san(board: chess.Board, pv: object) -> str:
+    if not isinstance(pv, list):
+        return ""
+    line = board.copy(stack=False)
+    sans: list[str] = []
+    for move in pv[:PV_MOVES]:
+        if not isinstance(move, chess.Move) or not line.is_legal(move):
+            break
+        sans.append(line.san(move))
+        line.push(move)
+    return " ".join(sans)
+
+
+def view_of(game: Game) -> GameView | None:
+    """What the status shows of one game; None before its first full state."""
+    context, board = game.context, game.board
+    if context is None or board is None:
+        return None
+    ours_s, theirs_s = game._clocks()
+    moves = ""
+    if board.move_stack:
+        before = board.copy()
+        last = before.pop()
+        moves = _numbered_san(before, last)
+    score, pv = "", ""
+    last_search: tuple[chess.Board, Mapping[str, Any]] | None = game._last_search
+    if last_search is not None:
+        searched, info = last_search
+        score = short_score(info.get("score"), context.color)
+        pv = _pv_san(searched, info.get("pv"))
+    return GameView(
+        game_id=game.id, opponent=context.opponent.name,
+        color="white" if context.color == chess.WHITE else "black",
+        our_clock_s=ours_s, their_clock_s=theirs_s, score=score, moves=moves, pv=pv,
+        our_turn=board.turn == context.color and not game.over)
+
+
+class BotState(Protocol):
+    """What the status reads of the running bot (bot.app.Bot)."""
+
+    @property
+    def games(self) -> Mapping[str, Game]: ...
+    @property
+    def queue(self) -> Sized: ...
+    @property
+    def metrics(self) -> Metrics: ...
+    @property
+    def accepting(self) -> bool: ...
+
+
+def bot_status(bot: BotState, tally: GameTally | None = None) -> StatusSource:
+    """A StatusSource for a running bot: its games, queue, and the games started today."""
+    games_today = tally or GameTally()
+    counted = 0
+
+    def snapshot() -> StatusSnapshot:
+        nonlocal counted
+        finished = bot.metrics.games
+        for outcome in finished[counted:]:
+            games_today.started(outcome.game_id)
+        counted = len(finished)
+        views = []
+        for game in list(bot.games.values()):
+            games_today.started(game.id)
+            view = view_of(game)
+            if view is not None:
+                views.append(view)
+        return StatusSnapshot(games=tuple(views), challenges_queued=len(bot.queue),
+                              games_today=games_today.count(), stopping=not bot.accepting)
+
+    return snapshot
+
+
+Notify = Callable[[str], object]
+
+
 async def run_status(source: StatusSource, *, interval_s: float,
                      live: LiveHandler | None = None,
+                     notify: Notify | None = None, notify_every_s: float = 0.0,
                      live_refresh_s: float = LIVE_REFRESH_S) -> None:
-    """Log the summary every `interval_s` (0 = never, and also tell systemd's STATUS=),
-    and keep the live view on `live` redrawn; runs until cancelled."""
-    if interval_s <= 0 and live is None:
+    """Until cancelled: log the summary every `interval_s` (0 = never); send it to systemd
+    as STATUS= through `notify` every `notify_every_s` (0 = with the log line); keep the
+    live view on `live` redrawn."""
+    notify_every_s = notify_every_s or interval_s
+    if interval_s <= 0 and live is None and (notify is None or notify_every_s <= 0):
         return
     loop = asyncio.get_running_loop()
-    next_summary = loop.time() + interval_s
+    next_log = loop.time() + interval_s if interval_s > 0 else math.inf
+    next_notify = loop.time() if notify is not None and notify_every_s > 0 else math.inf
     if live is not None:
         live.overlay = lambda: live_lines(source())
     try:
         while True:
-            wait_s = next_summary - loop.time() if interval_s > 0 else math.inf
+            now = loop.time()
+            if now >= next_log or now >= next_notify:
+                line = summary_line(source())
+                if now >= next_log:
+                    log.info("%s", line)
+                    next_log = now + interval_s
+                if notify is not None and now >= next_notify:
+                    notify(f"STATUS={line}")
+                    next_notify = now + notify_every_s
+            wait_s = min(next_log, next_notify) - loop.time()
             if live is not None:
                 wait_s = min(wait_s, live_refresh_s)
             await asyncio.sleep(max(0.0, wait_s))
             if live is not None:
                 live.redraw()
-            if interval_s > 0 and loop.time() >= next_summary:
-                line = summary_line(source())
-                log.info("%s", line)
-                sdnotify.notify_status(line)
-                next_summary = loop.time() + interval_s
     finally:
         if live is not None:
             live.clear_overlay()

@@ -132,3 +132,16 @@ def test_live_overlay_is_redrawn_below_log_lines() -> None:
     erase = "\x1b[2F\x1b[J"
     assert text.startswith(board + erase)
     assert text.endswith("app: hello\n" + board + erase)
+
+
+def test_live_view_only_on_a_terminal_unless_asked() -> None:
+    from bot.logs import live_view_handler
+
+    handler = setup_logging("info", stream=io.StringIO(), environ={})
+    try:
+        assert live_view_handler("auto") is None  # a StringIO is no terminal
+        assert live_view_handler("always") is handler
+        assert live_view_handler("never") is None
+    finally:
+        logging.getLogger().removeHandler(handler)
+    assert live_view_handler("always") is None  # no handler installed: nothing to draw on
