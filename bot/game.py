@@ -69,6 +69,7 @@ CHAT_TIMEOUT_S: Final = 10.0  # the goodbye line gets at most this
 MOVE_REQUEST_MAX_S: Final = 30.0  # a move request never retries longer than this
 MIN_MOVE_REQUEST_S: Final = 2.0  # ... nor shorter than this
 CORES: Final = os.cpu_count() or 1
+VISIT_SLACK_S: Final = 5.0  # a correspondence visit's search may overrun think_s by this
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +168,7 @@ class Game:
         metrics: Metrics,
         ledger: TakebackLedger,
         info: GameInfo | None = None,
+        think_s: float | None = None,
     ) -> None:
         self.id = game_id
         self.client = client
@@ -178,6 +180,7 @@ class Game:
         self.metrics = metrics
         self.ledger = ledger
         self.info = info
+        self.think_s = think_s  # set: a correspondence visit (think this long, move, leave)
         self.conduct = Conduct(config.draw, config.resign)
         self.latency = LatencyMeter()
         self.move_log = MoveLog(game_id, config.log)
@@ -364,6 +367,8 @@ class Game:
             self._start_mover(state.moves, received)
         elif not ours and self._mover_moves != state.moves:
             self._cancel_mover()
+        if self.think_s is not None and not ours and self._sent is None:
+            self._finish("left until our turn", status=state.status)
 
     def _sync(self, moves: tuple[str, ...]) -> bool:
         """Bring the board to `moves`; False (and a resync or give-up) if they are not legal."""
@@ -478,6 +483,9 @@ class Game:
 
     def _plan(self, board: chess.Board, moves: tuple[str, ...], received: float) -> ThinkPlan:
         assert self.state is not None and self.context is not None
+        if self.think_s is not None:  # a correspondence visit: a fixed budget, no clock
+            return ThinkPlan(chess.engine.Limit(time=self.think_s),
+                             self.think_s + VISIT_SLACK_S, 0.0)
         state = self.state
         white = self.context.color == chess.WHITE
         return plan_move(
@@ -678,7 +686,9 @@ class Game:
                 self._observers.append(factory(full, self.context))
             except Exception:
                 log.exception("game observer could not be set up")
-        if len(full.state.moves) < 2 and not full.state.is_over:
+        first_visit = self.think_s is None or len(full.state.moves) == int(
+            self.board is not None and self.board.turn != self.context.color)
+        if len(full.state.moves) < 2 and not full.state.is_over and first_visit:
             for message in self._greetings(GamePhase.START):
                 self._spawn(self._send_chat(message), "greeting")
 
@@ -722,6 +732,7 @@ class Game:
             return
         log.warning("resync (%s): reopening the game stream", why)
         self._mover_moves = None
+        self._sent = None
         self._resync_wanted = True
         self._wake.set()
 
@@ -757,6 +768,8 @@ class Game:
         """Goodbye line, observers (PGN), the takeback ledger."""
         if self.context is None:
             return
+        if self.think_s is not None and self.status in ("created", "started"):
+            return  # a visit left a game that goes on: nothing has ended
         if len(self.moves) >= 2 and self.reason == "finished":
             for message in self._greetings(GamePhase.END):
                 with contextlib.suppress(LichessError, TimeoutError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 import sys
 import time
@@ -34,14 +35,14 @@ FAST_TIMINGS = ClientTimings(
 
 
 def engine_command() -> list[str]:
-    """The built-in engine once it plays; Debian's Stockfish until then."""
-    if (ROOT / "engine" / "__main__.py").exists():
+    """The engine the end-to-end tests play with: KIBITZ_TEST_ENGINE=builtin|stockfish."""
+    if os.environ.get("KIBITZ_TEST_ENGINE", "stockfish") == "builtin":
         return [sys.executable, "-m", "engine"]
     return [STOCKFISH]
 
 
 def make_config(tmp_path: Path, extra: str = "", *, concurrency: int = 4,
-                max_move_s: float = 0.1) -> Config:
+                max_move_s: float = 0.05) -> Config:
     """A test configuration: quick moves, quick aborts, PV in both rooms, files in tmp_path."""
     command = ", ".join(f'"{part}"' for part in engine_command())
     text = f"""

@@ -1,0 +1,111 @@
+"""Faults on the sandbox: dropped and silent streams, 429 on moves, 5xx bursts, a slow server.
+Every game still finishes, every move is legal, nothing is played twice."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+from bot.sandbox.opponent import ChallengeSpec
+from bot.sandbox.server import GameRecord, SandboxServer
+from tests.bot.e2e_support import (
+    BOT,
+    FAST_TIMINGS,
+    assert_legal,
+    bot_games,
+    make_config,
+    quiet_logs,
+    running_bot,
+)
+
+
+async def plies(server: SandboxServer, game_id: str, count: int) -> bool:
+    """Wait for the game to reach `count` plies; False if it ended first."""
+    async with asyncio.timeout(20):
+        while len(server.game_record(game_id).moves) < count:
+            if server.game_record(game_id).finished:
+                return False
+            await asyncio.sleep(0.01)
+    return True
+
+
+def assert_won(record: GameRecord) -> None:
+    assert_legal(record)
+    bot_side = "white" if record.white.lower() == BOT else "black"
+    assert record.status == "mate", record.status
+    assert record.winner == bot_side
+
+
+async def start_games(server: SandboxServer, count: int) -> list[str]:
+    for index in range(count):
+        await server.start_opponent(f"rival{index}", seed=index,
+                                    challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+    return await bot_games(server, count, 20)
+
+
+async def test_dropped_and_silent_streams_mid_game(tmp_path: Path) -> None:
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.3) as server:
+        async with running_bot(server, make_config(tmp_path)) as run:
+            first, second = await start_games(server, 2)
+            assert await plies(server, first, 6)
+            assert server.drop_streams("event", BOT) == 1
+            assert server.drop_streams("game", BOT) >= 1
+            assert await plies(server, first, 10)
+            assert server.silence_streams("game", BOT) >= 1
+            assert server.silence_streams("event", BOT) == 1
+            records = [await server.wait_for_game_end(g, 60) for g in (first, second)]
+        assert run.task.result() == 0
+    for record in records:
+        assert_won(record)
+    assert run.metrics.rejected_moves == 0
+    finished = [outcome.game_id for outcome in run.metrics.games]
+    assert sorted(finished) == sorted([first, second])  # each game followed once
+
+
+async def test_429_on_one_games_moves_does_not_stall_the_other(tmp_path: Path) -> None:
+    quiet_logs()
+    timings = dataclasses.replace(FAST_TIMINGS, rate_limit_pause_s=3.0)
+    async with SandboxServer(keepalive_s=0.3) as server:
+        async with running_bot(server, make_config(tmp_path), timings=timings) as run:
+            first, second = await start_games(server, 2)
+            assert await plies(server, first, 4)
+            assert await plies(server, second, 4)
+            server.rate_limit(f"/api/bot/game/{first}/move/*", html=True, count=1)
+            # The first game's next move hits the 429 and waits 3 s ...
+            before = len(server.game_record(first).moves)
+            await asyncio.sleep(0.5)
+            blocked_at = len(server.game_record(first).moves)
+            progress_from = len(server.game_record(second).moves)
+            await asyncio.sleep(2.0)
+            # ... while the second game keeps moving (or has already won).
+            second_record = server.game_record(second)
+            assert second_record.finished or len(second_record.moves) > progress_from + 2
+            assert len(server.game_record(first).moves) <= blocked_at + 1
+            assert blocked_at <= before + 1
+            records = [await server.wait_for_game_end(g, 60) for g in (first, second)]
+        assert run.task.result() == 0
+    for record in records:
+        assert_won(record)
+
+
+async def test_5xx_bursts_and_a_slow_server(tmp_path: Path) -> None:
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.3) as server:
+        async with running_bot(server, make_config(tmp_path)) as run:
+            first, second = await start_games(server, 2)
+            assert await plies(server, first, 4)
+            server.fail(502, "/api/bot/game/*/move/*", count=3)
+            server.fail(503, "/api/stream/event", count=2)
+            server.fail(500, "/api/bot/game/stream/*", count=2)
+            server.drop_streams("event", BOT)
+            server.drop_streams("game", BOT)
+            await plies(server, first, 8)
+            server.delay(0.4, "/api/bot/*")
+            await asyncio.sleep(2.0)  # moves, chat and streams all answer slowly meanwhile
+            server.clear_faults()
+            records = [await server.wait_for_game_end(g, 60) for g in (first, second)]
+        assert run.task.result() == 0
+    for record in records:
+        assert_won(record)
