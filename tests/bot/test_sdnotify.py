@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,3 +100,68 @@ async def test_watchdog_pings_at_half_the_timeout(socket_path: Path) -> None:
 
 async def test_watchdog_returns_at_once_without_a_watchdog() -> None:
     await asyncio.wait_for(sdnotify.run_watchdog({}), timeout=1.0)
+
+
+async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) -> None:
+    """The real bot, as systemd runs it: READY=1, WATCHDOG=1 pings, STOPPING=1 on SIGTERM,
+    exit 0, and journal-style log lines (no time stamps, priority prefixes)."""
+    from bot.config import dump_config
+    from bot.sandbox.server import SandboxServer
+    from tests.bot.e2e_support import make_config
+
+    systemd = FakeSystemd(str(socket_path))
+    systemd.sock.setblocking(False)
+    config_file = tmp_path / "kibitz.yml"
+    config_file.write_text(dump_config(make_config(tmp_path)))
+    log_file = tmp_path / "journal.log"
+    server = SandboxServer()
+    url = await server.start()
+    try:
+        token = server.add_account("kibitz", bot=True)
+        with log_file.open("w") as log:
+            status = os.fstat(log.fileno())
+            env = {**os.environ, "LICHESS_BOT_TOKEN": token, "NOTIFY_SOCKET": str(socket_path),
+                   "WATCHDOG_USEC": "400000",
+                   "JOURNAL_STREAM": f"{status.st_dev}:{status.st_ino}"}
+            env.pop("WATCHDOG_PID", None)
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", "from bot.cli import main; main()",
+                "play", "--config", str(config_file), "--url", url,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=log, env=env)
+            try:
+                messages = await _collect(systemd, until="READY=1", timeout_s=120)
+                messages += await _collect(systemd, until="WATCHDOG=1", timeout_s=10, count=3)
+                process.send_signal(signal.SIGTERM)
+                messages += await _collect(systemd, until="STOPPING=1", timeout_s=20)
+                code = await asyncio.wait_for(process.wait(), 30)
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+    finally:
+        await server.stop()
+    lines = [line for message in messages for line in message]
+    assert code == 0, log_file.read_text()
+    assert lines.index("READY=1") < lines.index("STOPPING=1")
+    assert lines.count("WATCHDOG=1") >= 3
+    assert any(line.startswith("STATUS=no games in progress") for line in lines)
+    journal = log_file.read_text()
+    assert "<6>app: ready: accepting challenges" in journal
+    assert token not in journal
+    assert all(line.startswith("<") for line in journal.splitlines()), journal
+
+
+async def _collect(systemd: FakeSystemd, *, until: str, timeout_s: float,
+                   count: int = 1) -> list[list[str]]:
+    """Messages received until `until` has been seen `count` times."""
+    loop = asyncio.get_running_loop()
+    messages: list[list[str]] = []
+    seen = 0
+    async with asyncio.timeout(timeout_s):
+        while seen < count:
+            data = await loop.sock_recv(systemd.sock, 4096)
+            message = data.decode().split("\n")
+            messages.append(message)
+            seen += message.count(until)
+    return messages

@@ -1,0 +1,214 @@
+"""The `kibitz` command: help, exit codes, check-config, token checks and upgrade.
+
+Server-side checks run against the in-process sandbox over real HTTP; the CLI's
+blocking account calls run in a worker thread so the sandbox keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot import cli
+from bot.cli import ExitCode
+from bot.config import Config, to_plain
+from bot.sandbox.server import SandboxServer
+from bot.token import TOKEN_ENV
+
+COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "version")
+
+
+@pytest.fixture(autouse=True)
+def no_ambient_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[SandboxServer]:
+    sandbox = SandboxServer()
+    await sandbox.start()
+    try:
+        yield sandbox
+    finally:
+        await sandbox.stop()
+
+
+async def kibitz(*argv: str) -> int:
+    """Run the command line off the event loop (its account calls block)."""
+    return await asyncio.to_thread(cli.run, list(argv))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_with_exit_codes(command: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.run([command, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert f"usage: kibitz {command}" in text
+    assert "exit codes:" in text and "130" in text
+
+
+def test_top_level_help_lists_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.run(["--help"])
+    text = capsys.readouterr().out
+    for command in COMMANDS:
+        assert command in text
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ([], ["fly"], ["sandbox", "--port", "99999"], ["play", "--log-level", "loud"]):
+        with pytest.raises(SystemExit) as done:
+            cli.run(argv)
+        assert done.value.code == ExitCode.USAGE
+    assert "must be a port number 0-65535, got 99999" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(["version"]) == ExitCode.OK
+    assert capsys.readouterr().out.startswith("kibitz 0.1.0, python 3.")
+
+
+def test_check_config_prints_the_effective_configuration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    secret = "lip_AbCdEfGhIjKlMnOp"
+    monkeypatch.setenv(TOKEN_ENV, secret)
+    config = tmp_path / "my.yml"
+    config.write_text("challenge: {concurrency: 3}\n")
+    assert cli.run(["check-config", "--config", str(config)]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert secret not in out
+    assert f"# token: lip_******** (from {TOKEN_ENV})" in out
+    effective = yaml.safe_load(out)
+    expected = to_plain(Config())
+    expected["challenge"]["concurrency"] = 3
+    assert effective == expected
+
+
+def test_check_config_without_a_token_still_validates(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(["check-config"]) == ExitCode.OK
+    assert "# token: none usable: no Lichess API token" in capsys.readouterr().out
+
+
+def test_an_invalid_configuration_exits_3_and_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "bad.yml"
+    config.write_text("challenge:\n  min_base_s: fast\nchalenge: {}\n")
+    for command in ("check-config", "play", "upgrade"):
+        assert cli.run([command, "--config", str(config)]) == ExitCode.CONFIG
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert (f"kibitz: {config}: challenge.min_base_s: must be a number of seconds >= 0, "
+                "got 'fast'") in captured.err
+        assert f"kibitz: {config}: chalenge: unknown key; did you mean challenge?" \
+            in captured.err
+    assert cli.run(["play", "--config", str(tmp_path / "absent.yml")]) == ExitCode.CONFIG
+
+
+def test_play_without_a_usable_token_exits_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(["play"]) == ExitCode.TOKEN
+    assert "no Lichess API token" in capsys.readouterr().err
+    monkeypatch.setenv(TOKEN_ENV, "lip_not a token")
+    assert cli.run(["play"]) == ExitCode.TOKEN
+    err = capsys.readouterr().err
+    assert "only letters, digits and _" in err and "not a token" not in err
+
+
+async def test_check_token_accepts_a_bot_account(
+        server: SandboxServer, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("MyBot", bot=True))
+    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "# account: MyBot (BOT account)" in out
+    assert "bot:play" in out and "problem" not in out
+
+
+async def test_check_token_explains_what_is_wrong(
+        server: SandboxServer, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("human", bot=False))
+    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.TOKEN
+    assert "run `kibitz upgrade`" in capsys.readouterr().out
+
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("noscope", bot=True,
+                                                     scopes=["challenge:read"]))
+    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.TOKEN
+    assert "lacks the bot:play scope" in capsys.readouterr().out
+
+    monkeypatch.setenv(TOKEN_ENV, "lip_NobodyHasThisToken")
+    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.TOKEN
+    assert "rejected the token (401)" in capsys.readouterr().err
+
+
+async def test_an_unreachable_server_exits_5(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv(TOKEN_ENV, "lip_Whatever")
+    url = f"http://127.0.0.1:{port}"
+    assert await kibitz("check-config", "--check-token", "--url", url) == ExitCode.UNREACHABLE
+    assert f"cannot reach {url}" in capsys.readouterr().err
+
+
+async def test_upgrade_needs_the_account_name_typed(
+        server: SandboxServer, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("NewBot", bot=False,
+                                                     scopes=["bot:play"]))
+    answers = iter(["yes", "newbot"])
+    prompts: list[str] = []
+
+    def fake_input(prompt: str = "") -> str:
+        prompts.append(prompt)
+        return next(answers)
+
+    monkeypatch.setattr(builtins, "input", fake_input)
+    assert await kibitz("upgrade", "--url", server.url) == ExitCode.ERROR
+    assert "not confirmed; nothing was changed" in capsys.readouterr().err
+    assert not server.account("NewBot").bot
+    assert await kibitz("upgrade", "--url", server.url) == ExitCode.OK
+    assert prompts == ["Type the account name (NewBot) to confirm: "] * 2
+    assert "cannot be undone" in capsys.readouterr().out
+    assert server.account("NewBot").bot
+    assert await kibitz("upgrade", "--url", server.url) == ExitCode.OK
+    assert "already a BOT account" in capsys.readouterr().out
+
+
+async def test_upgrade_end_of_input_is_no(server: SandboxServer,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("Quiet", bot=False, scopes=["bot:play"]))
+
+    def closed_input(prompt: str = "") -> str:
+        raise EOFError
+
+    monkeypatch.setattr(builtins, "input", closed_input)
+    assert await kibitz("upgrade", "--url", server.url) == ExitCode.ERROR
+    assert not server.account("Quiet").bot
+
+
+async def test_upgrade_yes_and_a_refusal_from_the_server(
+        server: SandboxServer, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("Scripted", bot=False,
+                                                     scopes=["bot:play"]))
+    assert await kibitz("upgrade", "--yes", "--url", server.url) == ExitCode.OK
+    assert server.account("Scripted").bot
+    server.add_account("Veteran", bot=False, scopes=["bot:play"])
+    server.account("Veteran").games_played = 3
+    monkeypatch.setenv(TOKEN_ENV, server.account("Veteran").token)
+    assert await kibitz("upgrade", "--yes", "--url", server.url) == ExitCode.TOKEN
+    assert "You already have games played" in capsys.readouterr().err
+    assert not server.account("Veteran").bot

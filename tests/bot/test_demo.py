@@ -1,0 +1,64 @@
+"""`kibitz demo`: one whole watched game on the in-process sandbox, and its options."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import chess.pgn
+import pytest
+
+from bot.config import Config
+from bot.demo import DemoError, demo_config, parse_clock, run_demo
+from tests.bot.e2e_support import make_config
+
+
+@pytest.mark.parametrize(("text", "clock"), [
+    ("1+1", (60, 1)), ("2+0", (120, 0)), ("0.5+2", (30, 2)), ("3", (180, 0)),
+])
+def test_clocks(text: str, clock: tuple[int, int]) -> None:
+    assert parse_clock(text) == clock
+
+
+@pytest.mark.parametrize("text", ["fast", "1+x", "0+0", "45+0", "1+90", "-1+1"])
+def test_bad_clocks(text: str) -> None:
+    with pytest.raises(DemoError, match=re.escape(f"--clock {text!r}")):
+        parse_clock(text)
+
+
+def test_demo_config_fits_one_watched_game(tmp_path: Path) -> None:
+    config = demo_config(Config(), tmp_path)
+    assert config.pgn.dir == tmp_path and config.pgn.enabled
+    assert config.game.shutdown_grace_s == 0
+    assert config.log.live_view == "never" and config.log.status_interval_s == 0
+    assert config.chat.kibitz_every == 1 and "spectator" in config.chat.kibitz_rooms
+    assert config.engine == Config().engine
+    assert demo_config(Config(), None).pgn.dir == Config().pgn.dir
+
+
+async def test_a_whole_demo_game(tmp_path: Path) -> None:
+    shown = io.StringIO()
+    code = await run_demo(make_config(tmp_path), clock="0.5+0", games_dir=tmp_path / "pgn",
+                          out=shown, install_logging=False)
+    text = shown.getvalue()
+    assert code == 0, text
+    assert "Kibitz demo: a local sandbox server is running at http://127.0.0.1:" in text
+    assert re.search(r"Game \w{8}: (kibitz|sparring) \(white\) vs (kibitz|sparring) \(black\)",
+                     text)
+    moves = re.findall(r"^  (\d+\.(?:\.\.)? \S+) +(kibitz|sparring) +(\d+:\d\d(?:\.\d)?)$",
+                       text, re.MULTILINE)
+    assert len(moves) >= 4, text
+    assert {mover for _, mover, _ in moves} == {"kibitz", "sparring"}
+    kibitz_lines = re.findall(r"^      kibitz \(spectator\): (depth .*)$", text, re.MULTILINE)
+    assert kibitz_lines and all(" | PV " in line for line in kibitz_lines), text
+    result = re.search(r"^Result: (1-0|0-1|1/2-1/2|no result), (.*)$", text, re.MULTILINE)
+    assert result, text
+    where = re.search(r"^The game's PGN is in (.*)$", text, re.MULTILINE)
+    assert where, text
+    path = Path(where.group(1))
+    assert path.parent == tmp_path / "pgn"
+    game = chess.pgn.read_game(io.StringIO(path.read_text()))
+    assert game is not None
+    assert len(list(game.mainline_moves())) == len(moves)
+    assert game.headers["Result"] == result.group(1).replace("no result", "*")
