@@ -173,7 +173,7 @@ def make_move(
     """Play a pseudo-legal ``move``: update the board, push a state row and the new key."""
     ply = meta[M_PLY]
     nxt = ply + 1
-    for f in range(STACK_FIELDS):
+    for f in range(S_CHECK):  # the in-check cache (the last field) is reset below
         stack[nxt, f] = stack[ply, f]
     us = stack[ply, S_SIDE]
     them = 1 - us

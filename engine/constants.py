@@ -153,7 +153,7 @@ S_PHASE = 11  # game phase: 24 with all minor and major pieces on the board, 0 w
 S_NPM = 12  # S_NPM + color: that side's non-pawn material (middle-game piece values)
 S_PAWN_MAT = 14  # S_PAWN_MAT + color: that side's pawn material (middle-game pawn values)
 S_CHECK = 16  # cached "side to move is in check": -1 not yet known, else 0 / 1
-STACK_FIELDS = 17
+STACK_FIELDS = S_CHECK + 1  # S_CHECK stays last: make_move copies only the fields before it
 STACK_SIZE = 2048  # plies of game history + search path one position can hold
 
 # --- meta: per-position scalars and the castling set-up (int32) ------------------------------

@@ -197,8 +197,9 @@ def _gen(
     us = stack[ply, S_SIDE]
     ep = stack[ply, S_EP]
     fwd = 10 if us == WHITE else -10
-    start_rank = 1 if us == WHITE else 6
-    promo_rank = 7 if us == WHITE else 0
+    # pawns on these mailbox ranges stand on their start rank / are about to promote
+    start_lo = 31 if us == WHITE else 81
+    promo_lo = 81 if us == WHITE else 31
     n = 0
     for frm in range(21, 99):
         piece = board[frm]
@@ -207,14 +208,14 @@ def _gen(
         ptype = piece & 7
         if ptype == PAWN:
             to = frm + fwd
-            last = (to // 10 - 2) == promo_rank
+            last = promo_lo <= frm <= promo_lo + 7
             if board[to] == 0:
                 if last:
                     n = _add_pawn_moves(moves, n, frm, to, 0, True)
                 elif quiets:
                     moves[n] = frm | (to << MOVE_TO_SHIFT)
                     n += 1
-                    if (frm // 10 - 2) == start_rank and board[to + fwd] == 0:
+                    if start_lo <= frm <= start_lo + 7 and board[to + fwd] == 0:
                         moves[n] = frm | ((to + fwd) << MOVE_TO_SHIFT) | FLAG_DOUBLE
                         n += 1
             for side in (-1, 1):
