@@ -125,11 +125,17 @@ def test_play_without_a_usable_token_exits_4(tmp_path: Path, monkeypatch: pytest
     assert "only letters, digits and _" in err and "not a token" not in err
 
 
+async def check_token(server: SandboxServer, monkeypatch: pytest.MonkeyPatch,
+                      token: str) -> int:
+    monkeypatch.setenv(TOKEN_ENV, token)
+    return await kibitz("check-config", "--check-token", "--url", server.url)
+
+
 async def test_check_token_accepts_a_bot_account(
         server: SandboxServer, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv(TOKEN_ENV, server.add_account("MyBot", bot=True))
-    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.OK
+    token = server.add_account("MyBot", bot=True)
+    assert await check_token(server, monkeypatch, token) == ExitCode.OK
     out = capsys.readouterr().out
     assert "# account: MyBot (BOT account)" in out
     assert "bot:play" in out and "problem" not in out
@@ -138,17 +144,13 @@ async def test_check_token_accepts_a_bot_account(
 async def test_check_token_explains_what_is_wrong(
         server: SandboxServer, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv(TOKEN_ENV, server.add_account("human", bot=False))
-    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.TOKEN
+    human = server.add_account("human", bot=False)
+    assert await check_token(server, monkeypatch, human) == ExitCode.TOKEN
     assert "run `kibitz upgrade`" in capsys.readouterr().out
-
-    monkeypatch.setenv(TOKEN_ENV, server.add_account("noscope", bot=True,
-                                                     scopes=["challenge:read"]))
-    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.TOKEN
+    no_scope = server.add_account("noscope", bot=True, scopes=["challenge:read"])
+    assert await check_token(server, monkeypatch, no_scope) == ExitCode.TOKEN
     assert "lacks the bot:play scope" in capsys.readouterr().out
-
-    monkeypatch.setenv(TOKEN_ENV, "lip_NobodyHasThisToken")
-    assert await kibitz("check-config", "--check-token", "--url", server.url) == ExitCode.TOKEN
+    assert await check_token(server, monkeypatch, "lip_NobodyHasThis") == ExitCode.TOKEN
     assert "rejected the token (401)" in capsys.readouterr().err
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 from pathlib import Path
@@ -58,7 +59,7 @@ async def test_a_whole_demo_game(tmp_path: Path) -> None:
     assert where, text
     path = Path(where.group(1))
     assert path.parent == tmp_path / "pgn"
-    game = chess.pgn.read_game(io.StringIO(path.read_text()))
+    game = chess.pgn.read_game(io.StringIO(await asyncio.to_thread(path.read_text)))
     assert game is not None
     assert len(list(game.mainline_moves())) == len(moves)
     assert game.headers["Result"] == result.group(1).replace("no result", "*")
