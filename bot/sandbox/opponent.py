@@ -41,6 +41,7 @@ class ChallengeSpec:
     rated: bool = False
     color: str = "random"
     repeat: bool = True  # challenge again after each game, and after a refusal
+    retry_s: float = RECHALLENGE_S  # pause before challenging again after a refusal
 
     def form(self) -> dict[str, str]:
         fields = {"rated": "true" if self.rated else "false", "color": self.color,
@@ -89,6 +90,11 @@ class Opponent:
         self._engine: chess.engine.Protocol | None = None
         self._engine_lock = asyncio.Lock()
         self._playing: set[str] = set()
+        self._finished: dict[str, asyncio.Event] = {}
+
+    def finished(self, game_id: str) -> asyncio.Event:
+        """An event set once this opponent has seen `game_id` finish."""
+        return self._finished.setdefault(game_id, asyncio.Event())
 
     async def start(self) -> None:
         if self.settings.engine is not None:
@@ -178,16 +184,17 @@ class Opponent:
             game_id = event["game"]["gameId"]
             if game_id not in self.games_finished:
                 self.games_finished.append(game_id)
+            self.finished(game_id).set()
             spec = self.settings.challenge
             if (spec is not None and spec.repeat
                     and event["game"].get("opponent", {}).get("id") == spec.target.lower()):
-                self._schedule_challenge(RECHALLENGE_S / 4)
+                self._schedule_challenge(spec.retry_s / 4)
         elif kind in ("challengeDeclined", "challengeCanceled"):
             challenge = event["challenge"]
             spec = self.settings.challenge
             if (spec is not None and spec.repeat and challenge["id"] in self.challenges_sent
                     and challenge["challenger"]["id"] == self.user_id):
-                self._schedule_challenge(RECHALLENGE_S)
+                self._schedule_challenge(spec.retry_s)
 
     def _schedule_challenge(self, delay_s: float) -> None:
         if self.settings.challenge is not None:
@@ -210,7 +217,7 @@ class Opponent:
                 log.debug("opponent %s: challenge failed: %r", self.username, exc)
             if not spec.repeat:
                 return
-            await asyncio.sleep(RECHALLENGE_S)
+            await asyncio.sleep(spec.retry_s)
 
     # --- one game ------------------------------------------------------------------------
 

@@ -1,0 +1,88 @@
+"""Standalone runs: run_sandbox prints its URL and tokens; `python -m bot.sandbox` works."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+
+import aiohttp
+import pytest
+
+from bot.sandbox.server import _challenge_spec, run_sandbox
+
+
+async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
+    lines: list[str] = []
+    printed = asyncio.Event()
+
+    def print_line(line: str) -> None:
+        lines.append(line)
+        if len(lines) == 3:
+            printed.set()
+
+    task = asyncio.create_task(run_sandbox("127.0.0.1", 0, keepalive_s=0.2, challenge="1+0",
+                                           print_line=print_line))
+    try:
+        await asyncio.wait_for(printed.wait(), 5)
+        url = lines[0].removeprefix("url: ")
+        assert lines[0].startswith("url: http://127.0.0.1:")
+        tokens = {line.split()[1]: line.split()[2:] for line in lines[1:]}
+        assert tokens["kibitz"][1] == "bot" and tokens["sparring"][1] == "human"
+        headers = {"Authorization": f"Bearer {tokens['kibitz'][0]}"}
+        async with aiohttp.ClientSession(headers=headers) as session:
+            async with session.get(url + "/api/account") as reply:
+                assert (await reply.json())["title"] == "BOT"
+            # The sparring partner challenges the bot with the asked time control.
+            async with session.get(url + "/api/stream/event") as stream:
+                async with asyncio.timeout(5):
+                    async for raw in stream.content:
+                        if raw.strip():
+                            break
+                event = json.loads(raw)
+        assert event["type"] == "challenge"
+        assert event["challenge"]["timeControl"]["show"] == "1+0"
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_python_m_bot_sandbox_runs_until_stopped() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.sandbox", "--port", "0", "--keepalive", "1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(20):
+            url_line = (await process.stdout.readline()).decode().strip()
+            token_lines = [(await process.stdout.readline()).decode().split() for _ in range(2)]
+        url = url_line.removeprefix("url: ")
+        assert url.startswith("http://127.0.0.1:")
+        assert [t[0] for t in token_lines] == ["token:", "token:"]
+        async with aiohttp.ClientSession() as session, \
+                session.get(url + "/api/bot/online") as reply:
+            assert reply.status == 200
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 10)
+
+
+async def test_bad_command_lines_exit_with_a_message() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.sandbox", "--fault", "status=99",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, stderr = await asyncio.wait_for(process.communicate(), 20)
+    assert process.returncode == 2
+    assert b"HTTP error code" in stderr
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("fast", "expected <minutes>\\+<increment>"),
+    ("1.1+0", "clock.limit"),
+    ("3+99", "clock.increment"),
+])
+def test_bad_challenge_time_controls_are_refused(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _challenge_spec(text, "kibitz")

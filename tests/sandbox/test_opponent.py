@@ -1,0 +1,96 @@
+"""The sandbox-side opponent: random or UCI-engine moves, accepting and sending challenges."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.sandbox.errors import ApiError
+from bot.sandbox.opponent import ChallengeSpec
+from bot.sandbox.server import SandboxServer
+from tests.sandbox.conftest import Duel
+
+STOCKFISH = shutil.which("stockfish") or next(
+    (p for p in ("/usr/games/stockfish",) if Path(p).exists()), None)
+
+
+@pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed")
+async def test_an_engine_opponent_beats_a_random_one(sandbox: SandboxServer) -> None:
+    assert STOCKFISH is not None
+    engine = await sandbox.start_opponent("fish", engine=[STOCKFISH], movetime_s=0.01)
+    random_bot = await sandbox.start_opponent(
+        "randombot", bot=True, seed=3,
+        challenge=ChallengeSpec("fish", 600, 5, color="black", repeat=False))
+    game_id = await sandbox.wait_for_game("fish", timeout_s=5)
+    record = await sandbox.wait_for_game_end(game_id, timeout_s=30)
+    assert (record.white, record.black) == ("fish", "randombot")
+    assert (record.status, record.winner) == ("mate", "white")
+    for player in (engine, random_bot):  # both hear of the end on their event streams
+        await asyncio.wait_for(player.finished(game_id).wait(), 2)
+    assert engine.games_finished == random_bot.games_finished == [game_id]
+
+
+async def test_the_opponent_challenges_again_after_each_game(
+        sandbox: SandboxServer, duel: Duel) -> None:
+    opponent = await sandbox.start_opponent(
+        "sparring", challenge=ChallengeSpec("bot1", 60, 0, color="white", retry_s=0.1))
+    async with duel.bot.stream("/api/stream/event") as events:
+        first = (await events.until("challenge"))["challenge"]
+        await duel.bot.post(f"/api/challenge/{first['id']}/decline", data={"reason": "later"})
+        second = (await events.until("challenge", timeout_s=5))["challenge"]
+        assert second["id"] != first["id"]
+        assert second["timeControl"]["show"] == "1+0"
+        await duel.bot.post(f"/api/challenge/{second['id']}/accept")
+        start = await events.until("gameStart")
+        game_id = start["game"]["gameId"]
+        await duel.bot.post(f"/api/bot/game/{game_id}/resign")  # aborts: nobody moved
+        third = (await events.until("challenge", timeout_s=5))["challenge"]
+    assert third["id"] not in (first["id"], second["id"])
+    assert opponent.challenges_sent[:3] == [first["id"], second["id"], third["id"]]
+
+
+async def test_the_opponent_accepts_challenges_and_answers_offers(
+        sandbox: SandboxServer, duel: Duel) -> None:
+    await sandbox.start_opponent("sparring", seed=5)
+    async with duel.bot.stream("/api/stream/event") as events:
+        reply = await duel.bot.post("/api/challenge/sparring", data={
+            "clock.limit": "300", "clock.increment": "0", "color": "white"})
+        game_id = reply.json()["id"]
+        await events.until("gameStart")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        await stream.next()
+        await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
+        reply_state = await stream.until("gameState", timeout_s=5)
+        while len(reply_state["moves"].split()) < 2:
+            reply_state = await stream.until("gameState", timeout_s=5)
+        # On the bot's turn, a takeback proposal: the opponent declines it.
+        await duel.bot.post(f"/api/bot/game/{game_id}/takeback/yes")
+        await stream.until("gameState", wtakeback=True)
+        await stream.until("gameState")
+        assert not sandbox.game(game_id).takeback_offers
+        # A draw offered with a move: declined, and the opponent keeps playing.
+        await duel.bot.post(f"/api/bot/game/{game_id}/move/d2d4?offeringDraw=true")
+        async with asyncio.timeout(5):
+            while True:
+                state = await stream.until("gameState")
+                game = sandbox.game(game_id)
+                if len(state["moves"].split()) == 4 and not game.draw_offers:
+                    break
+    texts = [line.text for line in sandbox.game_record(game_id).chat]
+    assert texts == ["Takeback sent", "Takeback declined", "White offers draw",
+                     "Draw offer declined"]
+
+
+async def test_server_side_challenges_reach_the_event_stream(
+        sandbox: SandboxServer, duel: Duel) -> None:
+    async with duel.bot.stream("/api/stream/event") as events:
+        challenge_id = await sandbox.challenge("human1", "bot1", 120, 1, color="black",
+                                               rated=True)
+        event = await events.until("challenge")
+    assert event["challenge"]["id"] == challenge_id
+    assert (event["challenge"]["finalColor"], event["challenge"]["rated"]) == ("black", True)
+    with pytest.raises(ApiError, match=r"clock\.limit"):
+        await sandbox.challenge("human1", "bot1", 70, 0)
