@@ -85,7 +85,6 @@ from engine.constants import (
     PAWN,
     PIECE_CHARS,
     PIECE_CODES,
-    QUEEN,
     ROOK,
     S_CAPTURED,
     S_CASTLE,
@@ -505,8 +504,9 @@ class Position:
     def from_fen(cls, fen: str, chess960: bool | None = None) -> Position:
         """Parse standard FEN, X-FEN or Shredder-FEN; 4-field EPD-style input is accepted.
 
-        ``chess960=None`` turns chess960 mode on only when the castling set-up needs it.
-        Raises ``FenError`` naming the problem.
+        ``chess960=None`` turns chess960 mode on only when the castling set-up needs it (a
+        castling king off the e-file or rook off the a/h-file); such a set-up turns it on even
+        with ``chess960=False``.  Raises ``FenError`` naming the problem.
         """
         if not isinstance(fen, str):
             raise FenError(f"FEN must be a string, not {type(fen).__name__}")
@@ -829,15 +829,7 @@ def move_to_uci(move: int, side: int, chess960: bool) -> str:
 
 
 __all__ = [
-    "BLACK",
-    "CASTLE_BK",
-    "CASTLE_BQ",
-    "CASTLE_WK",
-    "CASTLE_WQ",
-    "FLAG_CAPTURE",
-    "QUEEN",
     "STARTPOS_FEN",
-    "WHITE",
     "FenError",
     "Position",
     "castling_king_target",

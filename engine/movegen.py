@@ -12,8 +12,10 @@ All functions are compiled with numba and take the position arrays of ``engine.b
     (rights, empty squares, king not in check and not passing through an attacked square).
 ``gen_captures(board, stack, meta, moves) -> int``
     Pseudo-legal captures (en passant included) and promotions (quiet ones too, all four
-    pieces): the moves of a quiescence search.  When the side to move is in check, a
-    quiescence search should use ``gen_moves`` instead (all evasions).
+    pieces).
+``gen_quiescence(board, stack, meta, moves) -> int``
+    The moves of a quiescence search: ``gen_captures`` normally, every pseudo-legal move
+    (all evasions) when the side to move is in check.
 ``is_legal(board, stack, meta, move) -> bool``
     Does a pseudo-legal move from the generators leave the own king safe?  Only king moves,
     en passant, castling, moves in check and moves of pieces on a line with their king need
@@ -269,6 +271,12 @@ def gen_moves(board: BoardArray, stack: StackArray, meta: MetaArray, moves: Move
 def gen_captures(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
     """Pseudo-legal captures (with en passant) and promotions; returns how many."""
     return _gen(board, stack, meta, moves, False)
+
+
+@njit_noalloc
+def gen_quiescence(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
+    """Captures and promotions, or every move when in check (the evasions); returns how many."""
+    return _gen(board, stack, meta, moves, in_check(board, stack, meta))
 
 
 @njit_noalloc

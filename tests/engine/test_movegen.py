@@ -16,7 +16,14 @@ from engine.constants import (
     SQ64,
     square,
 )
-from engine.movegen import gen_captures, gen_legal, gen_moves, is_legal, is_square_attacked
+from engine.movegen import (
+    gen_captures,
+    gen_legal,
+    gen_moves,
+    gen_quiescence,
+    is_legal,
+    is_square_attacked,
+)
 from tests.engine.conftest import engine_uci_set, random_boards, uci_set
 
 
@@ -124,3 +131,14 @@ def test_in_check_is_cached_per_ply() -> None:
     assert not pos.in_check()
     pos.pop()
     assert pos.in_check()
+
+
+def test_quiescence_moves_are_evasions_in_check() -> None:
+    moves = np.zeros(MAX_MOVES, dtype=np.int32)
+    quiet_position = Position.from_fen("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1")
+    n = gen_quiescence(*_pbm(quiet_position), moves)
+    assert {quiet_position.move_to_uci(int(m)) for m in moves[:n]} == {"e4d5"}
+    checked = Position.from_fen("4k3/8/8/8/8/8/4r3/4K3 w - - 0 1")
+    n = gen_quiescence(*_pbm(checked), moves)
+    legal = {checked.move_to_uci(int(m)) for m in moves[:n] if is_legal(*_pbm(checked), int(m))}
+    assert legal == _uci(checked) == {"e1e2", "e1d1", "e1f1"}
