@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import importlib.metadata
 import platform
+import shlex
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
@@ -124,6 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
                          help="address to listen on (default: %(default)s)")
     sandbox.add_argument("--port", type=_port, default=8080,
                          help="port to listen on; 0 picks a free one (default: %(default)s)")
+    sandbox.add_argument("--engine", metavar="COMMAND",
+                         help="UCI engine command for the sandbox opponent (default: random "
+                              "moves)")
+    sandbox.add_argument("--challenge", metavar="MIN+INC",
+                         help="have the opponent challenge the bot account again and again "
+                              "with this time control, e.g. 3+2")
+    sandbox.add_argument("--fault", action="append", default=[], metavar="SPEC",
+                         help="inject a fault (repeatable), e.g. status=503,path=/api/stream/"
+                              "event,count=2 or drop=event,every=30")
     _add_log_level(sandbox)
     sandbox.set_defaults(run=cmd_sandbox)
 
@@ -229,7 +239,15 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     from bot.sandbox.server import run_sandbox
 
     setup_logging(args.log_level or "info")
-    asyncio.run(run_sandbox(host=args.host, port=args.port))
+    try:
+        asyncio.run(run_sandbox(host=args.host, port=args.port, faults=args.fault,
+                                engine=shlex.split(args.engine) if args.engine else None,
+                                challenge=args.challenge))
+    except ValueError as error:  # a bad --fault or --challenge, found before it serves
+        _error(str(error))
+        return ExitCode.USAGE
+    except KeyboardInterrupt:  # Ctrl-C is how the sandbox is meant to stop
+        pass
     return ExitCode.OK
 
 

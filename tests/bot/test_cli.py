@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import signal
 import socket
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 import yaml
 
@@ -214,3 +217,31 @@ async def test_upgrade_yes_and_a_refusal_from_the_server(
     assert await kibitz("upgrade", "--yes", "--url", server.url) == ExitCode.TOKEN
     assert "You already have games played" in capsys.readouterr().err
     assert not server.account("Veteran").bot
+
+
+async def test_sandbox_command_serves_until_interrupted() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "from bot.cli import main; main()", "sandbox", "--port", "0",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(30):
+            url = (await process.stdout.readline()).decode().split()[1]
+            tokens = [(await process.stdout.readline()).decode().split() for _ in range(2)]
+        assert {(kind, name) for _, name, _, kind in tokens} == {("bot", "kibitz"),
+                                                                 ("human", "sparring")}
+        bot_token = next(token for _, _, token, kind in tokens if kind == "bot")
+        async with aiohttp.ClientSession() as session, session.get(
+                f"{url}/api/account", headers={"Authorization": f"Bearer {bot_token}"}) as reply:
+            assert (await reply.json())["title"] == "BOT"
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), 30) == ExitCode.OK
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+def test_sandbox_command_refuses_bad_faults(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(["sandbox", "--fault", "nonsense"]) == ExitCode.USAGE
+    assert "fault 'nonsense'" in capsys.readouterr().err

@@ -203,3 +203,12 @@ def test_config_is_frozen_and_hashless_mappings_are_read_only() -> None:
         config.url = "http://example.org"  # type: ignore[misc]
     with pytest.raises(TypeError):
         config.engine.options["Hash"] = 1  # type: ignore[index]
+
+
+def test_the_readme_documents_every_key() -> None:
+    readme = (ROOT_CONFIG.parent / "README.md").read_text()
+    start = readme.index("## Configuration reference")
+    end = readme.index("\n## ", start + 1)
+    reference = readme[start:end]
+    missing = [key for key in sorted(KNOWN_KEYS) if f"`{key}`" not in reference]
+    assert not missing, f"keys missing from the README's Configuration reference: {missing}"
