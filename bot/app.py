@@ -19,9 +19,11 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Final
 
-from bot.challenges import DeclineReason, Verdict, decide, is_own_challenge
+from bot.blocklists import BlockLists
+from bot.challenges import DeclineReason, Verdict, is_own_challenge
 from bot.conduct import TakebackLedger
 from bot.config import Config
+from bot.correspondence import CorrespondenceDesk
 from bot.engines import EngineFailure, EnginePool, EngineSpec
 from bot.events import (
     Challenge,
@@ -48,6 +50,9 @@ from bot.lichess import (
     Unavailable,
 )
 from bot.logs import live_view_handler
+from bot.matchmaking import Matchmaker
+from bot.opponents import OpponentBook
+from bot.policy import finer_verdict, judge, sort_queue
 from bot.status import bot_status, run_status
 
 log = logging.getLogger(__name__)
@@ -108,6 +113,12 @@ class Bot:
         self.connected = asyncio.Event()  # the event stream is open (the bot is ready)
         self._slot_freed = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
+        self.book = OpponentBook(config.state_dir, config.challenge.recent_window_s)
+        self.block_lists = BlockLists(config.challenge.online_block_lists, config.state_dir)
+        self.matchmaker = Matchmaker(config, client, me.id, self.book, is_idle=self._idle,
+                                     blocked=lambda: self.block_lists.names)
+        self.desk = CorrespondenceDesk(config.correspondence, client, self._visit,
+                                       self.stop_requested)
 
     # --- the whole life -------------------------------------------------------------------
 
@@ -119,6 +130,11 @@ class Bot:
                 tg.create_task(self._take_challenges(), name="challenge queue"),
                 tg.create_task(self.engines.keep_spare(), name="spare engine"),
                 tg.create_task(self._heartbeat(), name="status"),
+                tg.create_task(self.book.keep_ratings(self.client), name="ratings"),
+                tg.create_task(self.block_lists.run(self.config.challenge.block_list_refresh_s),
+                               name="block lists"),
+                tg.create_task(self.matchmaker.run(), name="matchmaking"),
+                tg.create_task(self.desk.run(), name="correspondence"),
             ]
             await self.stop_requested.wait()
             await self._shut_down()
@@ -135,7 +151,11 @@ class Bot:
             if now - at > ACCEPTED_TTL_S:
                 log.info("challenge %s was accepted but no game started", challenge_id)
                 del self.accepted[challenge_id]
-        return len(self.games) + len(self.accepted)
+        return len(self.games) + len(self.accepted) + self.matchmaker.pending_count
+
+    def _idle(self) -> bool:
+        """Nothing to play and nothing waiting: matchmaking may look for a game."""
+        return self.accepting and not (self.games or self.queue or self.accepted)
 
     # --- events -----------------------------------------------------------------------------
 
@@ -159,9 +179,11 @@ class Bot:
                 self._on_challenge(event.challenge)
             elif isinstance(event, ChallengeCanceled):
                 self._forget_challenge(event.challenge_id, "canceled")
+                self.matchmaker.on_canceled(event.challenge_id)
             elif isinstance(event, ChallengeDeclined):
                 log.info("our challenge %s was declined (%s)", event.challenge_id,
                          event.reason_key)
+                self.matchmaker.on_declined(event.challenge_id, event.reason_key)
             elif isinstance(event, UnknownEvent):
                 log.info("ignored event of unknown type %r", event.type)
 
@@ -171,18 +193,29 @@ class Bot:
             return  # re-sent after a reconnect
         if info.status not in ("started", "created"):
             return
+        self.matchmaker.on_game_start(info)
+        self.book.engage(info.game_id, info.opponent_id,
+                         realtime=not self.desk.is_correspondence(info))
+        if self.desk.is_correspondence(info):
+            self.desk.on_game_event(info)  # visited on our turn; it holds no slot
+            return
         log.info("game %s starts against %s", info.game_id, info.opponent_name)
-        game = Game(
-            info.game_id, client=self.client, config=self.config, engines=self.engines,
-            me=self.me, hooks=self.hooks, load=self.load, metrics=self.metrics,
-            ledger=self.ledger, info=info,
-        )
+        game = self._visit(info.game_id, None, info)
         self.games[info.game_id] = game
         assert self._tg is not None
         self._tg.create_task(self._game_boundary(game), name=f"game {info.game_id}")
 
+    def _visit(self, game_id: str, think_s: float | None, info: GameInfo | None = None) -> Game:
+        """A game to play to its end (think_s None) or a correspondence visit."""
+        return Game(
+            game_id, client=self.client, config=self.config, engines=self.engines,
+            me=self.me, hooks=self.hooks, load=self.load, metrics=self.metrics,
+            ledger=self.ledger, info=info, think_s=think_s,
+        )
+
     def _on_game_finish(self, info: GameInfo) -> None:
         self.accepted.pop(info.game_id, None)
+        self.book.release(info.game_id)
         game = self.games.get(info.game_id)
         if game is not None:
             game.server_finished(info)
@@ -211,7 +244,8 @@ class Bot:
         cid = challenge.id
         if cid in self.answered or cid in self.accepted or any(c.id == cid for c in self.queue):
             return  # re-sent after a reconnect
-        verdict = decide(challenge, self.config.challenge)
+        verdict = judge(challenge, self.config.challenge,
+                        self.book.situation(self.block_lists.names))
         if verdict.accept and not self.accepting:
             verdict = Verdict(DeclineReason.LATER, "shutting down")
         elif verdict.accept and len(self.queue) >= MAX_QUEUE:
@@ -253,9 +287,18 @@ class Bot:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._slot_freed.wait(), QUEUE_TICK_S)
             self._slot_freed.clear()
+            if self.queue and self.accepting and self.busy() >= limit:
+                await self.matchmaker.yield_slot()  # an incoming game beats our challenge
+            self.queue = deque(sort_queue(self.queue, self.config.challenge.sort))
             while self.queue and self.accepting and self.busy() < limit:
                 challenge = self.queue.popleft()
                 self._remember(challenge.id)
+                verdict = finer_verdict(challenge, self.config.challenge,
+                                        self.book.situation(self.block_lists.names))
+                if verdict.reason is not None:  # the situation changed while it waited
+                    log.info("challenge %s: declining (%s)", challenge.id, verdict.why)
+                    await self._decline(challenge.id, verdict.reason)
+                    continue
                 self.accepted[challenge.id] = time.monotonic()
                 try:
                     await self.client.accept_challenge(challenge.id)
@@ -265,6 +308,9 @@ class Bot:
                     continue
                 log.info("accepted challenge %s from %s", challenge.id,
                          challenge.challenger.name)
+                self.book.engage(challenge.id, challenge.challenger.id,
+                                 bot=challenge.challenger.is_bot, started=False,
+                                 realtime=challenge.time_control.kind == "clock")
 
     # --- status and shutdown ---------------------------------------------------------------
 
@@ -280,6 +326,7 @@ class Bot:
 
     async def _shut_down(self) -> None:
         self.accepting = False
+        await self.matchmaker.stop()
         grace_s = self.config.game.shutdown_grace_s
         for challenge in self.queue:
             assert self._tg is not None

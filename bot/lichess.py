@@ -57,11 +57,12 @@ class AuthError(LichessError):
 class RequestError(LichessError):
     """A 4xx (other than 401/403/429) the server gave as its final answer."""
 
-    def __init__(self, status: int, message: str, path: str) -> None:
+    def __init__(self, status: int, message: str, path: str, body: str = "") -> None:
         super().__init__(f"HTTP {status} on {path}: {message}")
         self.status = status
         self.message = message
         self.path = path
+        self.body = body  # the raw reply (a 400 may carry a `ratelimit` object)
 
 
 class Unavailable(LichessError):
@@ -215,7 +216,7 @@ class Lichess:
                         raise Unavailable(f"{method} {path}: rate limited past its deadline")
                     continue
                 if status < 500:
-                    raise RequestError(status, error_message(body), path)
+                    raise RequestError(status, error_message(body), path, body)
                 problem = f"HTTP {status}: {error_message(body)}"
             delay_s = backoff_delay_s(
                 attempt, self.timings.backoff_base_s, self.timings.backoff_cap_s

@@ -1,0 +1,129 @@
+"""Correspondence games (days per move): visit, think, move, leave.
+
+A correspondence game never holds a real-time slot. The desk learns where it is our turn
+from `GET /api/account/playing` (every `checkin_interval_s`, and whenever the event stream
+mentions a correspondence game), then visits those games one at a time, the one closest to
+its deadline first. A visit is a `Game` in visit mode: it opens the game stream, thinks for
+`think_s`, sends the move and leaves once the move is echoed (or at once when it is not our
+turn). After a restart the desk simply checks in again: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from bot.config import CorrespondenceConfig
+from bot.events import GameInfo
+from bot.lichess import AuthError, Lichess, LichessError
+
+log = logging.getLogger(__name__)
+
+PLAYING_NB: Final = 50  # the most `GET /api/account/playing` returns
+MIN_CHECKIN_GAP_S: Final = 2.0  # event-driven check-ins are spaced at least this much
+VISIT_MARGIN_S: Final = 60.0  # a visit gets think_s plus this before it is cut off
+
+
+class Visit(Protocol):
+    """A game in visit mode (`bot.game.Game` with `think_s`)."""
+
+    async def run(self) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A correspondence game where it is our turn."""
+
+    game_id: str
+    seconds_left: float
+    opponent: str
+
+
+def our_turns(playing: Any) -> list[Waiting]:
+    """Correspondence games waiting for our move, closest to the deadline first."""
+    games = playing.get("nowPlaying") if isinstance(playing, Mapping) else None
+    waiting = []
+    for game in games if isinstance(games, list) else []:
+        if not isinstance(game, Mapping) or game.get("speed") != "correspondence":
+            continue
+        game_id = game.get("gameId")
+        left = game.get("secondsLeft")
+        if not isinstance(game_id, str) or game.get("isMyTurn") is not True:
+            continue
+        opponent = game.get("opponent")
+        name = opponent.get("username") if isinstance(opponent, Mapping) else None
+        waiting.append(Waiting(game_id, float(left) if isinstance(left, int | float)
+                               and not isinstance(left, bool) else float("inf"),
+                               str(name or "?")))
+    return sorted(waiting, key=lambda w: w.seconds_left)
+
+
+class CorrespondenceDesk:
+    """Visits correspondence games when it is our turn; one per bot."""
+
+    def __init__(self, config: CorrespondenceConfig, client: Lichess,
+                 make_visit: Callable[[str, float], Visit], stop: asyncio.Event) -> None:
+        self.config = config
+        self.client = client
+        self.make_visit = make_visit
+        self.stop = stop
+        self.visits: list[str] = []  # game ids visited, in order (for the log and tests)
+        self._wake = asyncio.Event()
+        self._last_checkin = 0.0
+
+    @staticmethod
+    def is_correspondence(info: GameInfo) -> bool:
+        return info.speed == "correspondence"
+
+    def on_game_event(self, info: GameInfo) -> None:
+        """A gameStart for a correspondence game: the opponent may have moved."""
+        log.info("correspondence game %s against %s: checking in", info.game_id,
+                 info.opponent_name)
+        self._wake.set()
+
+    async def check_in(self) -> list[Waiting]:
+        self._last_checkin = time.monotonic()
+        try:
+            playing = await self.client.request(
+                "GET", "/api/account/playing", kind="playing",
+                params={"nb": str(PLAYING_NB)}, deadline_s=30.0)
+        except AuthError:
+            raise
+        except LichessError as exc:
+            log.warning("correspondence check-in failed: %s", exc)
+            return []
+        return our_turns(playing)
+
+    async def run(self) -> None:
+        """Long-lived task: check in, visit what waits for us, sleep until the next reason."""
+        while not self.stop.is_set():
+            self._wake.clear()
+            for waiting in await self.check_in():
+                if self.stop.is_set():
+                    return
+                await self.visit(waiting)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.config.checkin_interval_s)
+            gap_s = MIN_CHECKIN_GAP_S - (time.monotonic() - self._last_checkin)
+            if gap_s > 0:
+                await asyncio.sleep(gap_s)
+
+    async def visit(self, waiting: Waiting) -> None:
+        """One visit, in its own error boundary (a dead token still stops the bot)."""
+        log.info("correspondence: our turn in %s against %s (%.0f s left)", waiting.game_id,
+                 waiting.opponent, waiting.seconds_left)
+        self.visits.append(waiting.game_id)
+        visit = self.make_visit(waiting.game_id, self.config.think_s)
+        try:
+            async with asyncio.timeout(self.config.think_s + VISIT_MARGIN_S):
+                await visit.run()
+        except* AuthError:
+            raise
+        except* Exception as group:
+            log.error("correspondence visit to %s failed: %r", waiting.game_id,
+                      group.exceptions[0], exc_info=group.exceptions[0])
