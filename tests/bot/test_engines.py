@@ -1,0 +1,92 @@
+"""Engine processes: start, options, thinking, warm-up, spare, and every way they fail."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import chess
+import chess.engine
+import pytest
+
+from bot.engines import EngineFailure, EnginePool, EngineSpec, start_engine
+from tests.bot.e2e_support import STOCKFISH
+
+FAST = chess.engine.Limit(time=0.05)
+
+
+def fake(mode: str, nth: int) -> EngineSpec:
+    return EngineSpec((sys.executable, "-m", "tests.bot.fake_engine", mode, str(nth)),
+                      {"Hash": 8})
+
+
+async def test_stockfish_thinks_and_keeps_its_table_for_the_game() -> None:
+    engine = await start_engine(EngineSpec((STOCKFISH,), {"Hash": 8, "NoSuchOption": 1}))
+    try:
+        thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g1")
+        assert chess.Board().is_legal(thought.move)
+        assert "pv" in thought.info and "depth" in thought.info
+        assert not thought.timed_out and thought.elapsed_s < 5
+    finally:
+        await engine.close()
+    assert not engine.alive
+
+
+async def test_a_missing_engine_is_a_clear_failure() -> None:
+    with pytest.raises(EngineFailure, match="cannot start engine"):
+        await start_engine(EngineSpec(("/nonexistent/engine",)))
+
+
+@pytest.mark.parametrize("mode", ["crash", "illegal"])
+async def test_a_crash_or_an_illegal_answer_is_an_engine_failure(mode: str) -> None:
+    engine = await start_engine(fake(mode, 2))
+    try:
+        await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
+        with pytest.raises(EngineFailure):
+            await engine.think(chess.Board(), FAST, hard_limit_s=0.5, game="g")
+    finally:
+        await engine.close()
+
+
+async def test_a_hung_engine_is_stopped_then_given_up() -> None:
+    engine = await start_engine(fake("hang", 1))
+    try:
+        with pytest.raises(EngineFailure, match="failed while searching"):
+            await engine.think(chess.Board(), FAST, hard_limit_s=0.3, game="g")
+    finally:
+        await engine.close()
+    assert not engine.alive
+
+
+async def test_pool_warms_up_keeps_a_spare_and_replaces() -> None:
+    pool = EnginePool(EngineSpec((STOCKFISH,), {"Hash": 8}), spare=True)
+    keeper = asyncio.ensure_future(pool.keep_spare())
+    try:
+        assert (await pool.warm_up()).startswith("Stockfish")
+        first = await pool.acquire()  # the warmed-up spare
+        async with asyncio.timeout(10):
+            while pool.running < 2:  # a new spare is on its way
+                await asyncio.sleep(0.02)
+        second = await pool.replace(first)
+        assert not first.alive and second.alive and second is not first
+        await pool.release(second)
+    finally:
+        keeper.cancel()
+        await asyncio.wait({keeper})
+        await pool.close()
+    assert pool.running == 0
+
+
+async def test_cancelling_a_search_leaves_the_engine_usable() -> None:
+    engine = await start_engine(EngineSpec((STOCKFISH,), {"Hash": 8}))
+    try:
+        task = asyncio.ensure_future(engine.think(chess.Board(), chess.engine.Limit(time=5),
+                                                  hard_limit_s=10, game="g"))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        await asyncio.wait({task})
+        thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
+        assert thought.move in chess.Board().legal_moves
+    finally:
+        await engine.close()
+
