@@ -149,4 +149,5 @@ class AccountBook:
         account = self._by_token.get(token.strip())
         if account is None:
             raise ApiError(401, "No such token")
+        account.seen_at_ms = int(time.time() * 1000)
         return account

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Mapping
@@ -173,7 +174,7 @@ class Challenge:
                                 else color)
         if self.request.variant == "chess960" and self.request.fen is None:
             board = chess.Board.from_chess960_pos(random.randrange(960))
-            self.request = ChallengeRequest(**{**self.request.__dict__, "fen": board.fen()})
+            self.request = dataclasses.replace(self.request, fen=board.fen())
 
     @property
     def pending(self) -> bool:

@@ -138,6 +138,7 @@ class Game:
         if variant == "fromPosition":
             self.board.chess960 = True  # castling rights of odd positions need it
         self.initial_fen = initial_fen
+        self.first_mover = self.board.turn
         self.status = "started"
         self.winner: chess.Color | None = None
         self.uci_moves: list[str] = []
@@ -241,13 +242,14 @@ class Game:
             raise ApiError(400, self._illegal_reason(move)) from None
         accepting = offering_draw is True and (not color) in self.draw_offers
         self._push(move)
+        if self._end_by_rules():
+            return
         if accepting:
+            self._system_message("Draw offer accepted")
             self._finish("draw", None)
             return
         if offering_draw:
             self._offer_draw(color)
-        if self._end_by_rules():
-            return
         self._schedule_timer()
         self.observer.state_changed(self)
 
@@ -413,14 +415,13 @@ class Game:
             self._system_message("Takeback accepted")
             self._schedule_timer()
             self.observer.state_changed(self)
-        elif color not in self.takeback_offers and self._has_moved(color):
+        elif color not in self.takeback_offers and self.has_moved(color):
             self.takeback_offers.add(color)
             self._system_message("Takeback sent")
             self.observer.state_changed(self)
 
-    def _has_moved(self, color: chess.Color) -> bool:
-        first_mover = chess.Board(self.initial_fen or chess.STARTING_FEN).turn
-        return self.plies >= (1 if color == first_mover else 2)
+    def has_moved(self, color: chess.Color) -> bool:
+        return self.plies >= (1 if color == self.first_mover else 2)
 
     def opponent_claimable(self, color: chess.Color) -> bool:
         """Whether `color` may claim the game because the opponent has left."""

@@ -25,6 +25,22 @@ ELO_K = 20
 BOT_DAY_KEY = "bot.vsBot.day"
 
 
+@dataclass(frozen=True)
+class Quirks:
+    """Odd but real lichess behaviours a client must survive, off unless asked for."""
+
+    # On a move that ends the game, a `started` gameState first, then the final one
+    # (lichess-bot#1067).
+    split_final_state: bool = False
+    # The last gameState still says `started`; only gameFinish tells the end (api#214).
+    stale_final_state: bool = False
+    # No final gameState at all before the game stream closes (api#60).
+    omit_final_state: bool = False
+
+
+QUIRK_NAMES = tuple(Quirks.__dataclass_fields__)
+
+
 @dataclass
 class LobbySettings:
     """Timing of the lobby; every value is configurable so tests can shorten it."""
@@ -34,6 +50,7 @@ class LobbySettings:
     gone_after_s: float = 1.0  # a player whose game stream closed counts as gone after this
     game: GameSettings = field(default_factory=GameSettings)
     limits: RateLimits = field(default_factory=RateLimits)
+    quirks: Quirks = field(default_factory=Quirks)
 
 
 class Lobby:
@@ -242,7 +259,13 @@ class Lobby:
     def finished(self, game: Game) -> None:
         self._rate(game)
         state = game_state_json(game)
-        self.hub.send_game(game.id, lambda _s: state)
+        quirks = self.settings.quirks
+        if quirks.split_final_state or quirks.stale_final_state:
+            started = {k: v for k, v in state.items() if k != "winner"}
+            started["status"] = "started"
+            self.hub.send_game(game.id, lambda _s: started)
+        if not (quirks.stale_final_state or quirks.omit_final_state):
+            self.hub.send_game(game.id, lambda _s: state)
         self.hub.close_game(game.id)
         for color in (chess.WHITE, chess.BLACK):
             self.hub.send_event(game.players[color].id, {
@@ -289,7 +312,8 @@ class Lobby:
 
     def game_stream_closed(self, game: Game, color: chess.Color) -> None:
         account = game.players[color]
-        if not game.playing or self.hub.watching(game.id, account.id):
+        # Only real-time games know absent players (no claims in correspondence).
+        if not game.playing or game.clock is None or self.hub.watching(game.id, account.id):
             return
         self._arm(f"gone:{game.id}:{int(color)}", self.settings.gone_after_s,
                   lambda: self._mark_gone(game, color))

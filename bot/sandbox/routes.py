@@ -100,6 +100,10 @@ class Api:
             return exc.response()
         except ApiError as exc:
             return exc.response()
+        except web.HTTPNotFound:
+            return json_response({"error": "Not found"}, status=404)
+        except web.HTTPMethodNotAllowed as exc:
+            return json_response({"error": f"Method {exc.method} not allowed"}, status=405)
         except web.HTTPException:
             raise
         except Exception:

@@ -30,7 +30,7 @@ from bot.sandbox.challenges import ChallengeRequest
 from bot.sandbox.errors import ApiError
 from bot.sandbox.faults import FaultPlan, RequestFault, StreamFault, parse_fault
 from bot.sandbox.games import ChatLine, FirstMoveTimers, Game, GameSettings, color_name
-from bot.sandbox.lobby import Lobby, LobbySettings
+from bot.sandbox.lobby import QUIRK_NAMES, Lobby, LobbySettings, Quirks
 from bot.sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
 from bot.sandbox.pgn import ExportOptions, export
 from bot.sandbox.ratelimit import RateLimits
@@ -78,6 +78,7 @@ class SandboxServer:
         first_move: FirstMoveTimers | None = None,
         limits: RateLimits | None = None,
         legacy_castling: bool = False,
+        quirks: Quirks | None = None,
     ) -> None:
         settings = LobbySettings(
             keepalive_s=keepalive_s,
@@ -87,6 +88,7 @@ class SandboxServer:
                               claim_win_after_s=claim_win_after_s,
                               legacy_castling=legacy_castling),
             limits=limits or RateLimits(),
+            quirks=quirks or Quirks(),
         )
         self._url = ""
         self.lobby = Lobby(settings, lambda: self._url)
@@ -312,6 +314,7 @@ async def run_sandbox(
     engine: Sequence[str] | None = None,
     challenge: str | None = None,
     faults: Sequence[str] = (),
+    quirks: Sequence[str] = (),
     print_line: Callable[[str], None] | None = None,
 ) -> None:
     """Run the sandbox until cancelled, with a bot account and a human sparring partner.
@@ -324,7 +327,11 @@ async def run_sandbox(
     emit = print_line or (lambda line: print(line, flush=True))
     parsed = [parse_fault(spec) for spec in faults]
     spec = None if challenge is None else _challenge_spec(challenge, DEFAULT_BOT)
-    server = SandboxServer(keepalive_s=keepalive_s)
+    unknown = set(quirks) - set(QUIRK_NAMES)
+    if unknown:
+        raise ValueError(f"unknown quirks {sorted(unknown)}; known: {', '.join(QUIRK_NAMES)}")
+    server = SandboxServer(keepalive_s=keepalive_s,
+                           quirks=Quirks(**{name: True for name in quirks}))
     url = await server.start(host, port)
     try:
         server.add_account(DEFAULT_BOT, bot=True)
@@ -376,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fault", action="append", default=[],
                         help="inject a fault, e.g. status=503,path=/api/stream/event,count=2 "
                         "or ratelimit=html,path=/api/bot/game/*/move/* or drop=event,every=30")
+    parser.add_argument("--quirk", action="append", default=[], choices=QUIRK_NAMES,
+                        help="reproduce an odd lichess behaviour on game streams")
     args = parser.parse_args(argv)
     try:
         for spec in args.fault:
@@ -389,5 +398,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     engine = args.engine.split() if args.engine else None
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run_sandbox(args.host, args.port, keepalive_s=args.keepalive,
-                                engine=engine, challenge=args.challenge, faults=args.fault))
+                                engine=engine, challenge=args.challenge, faults=args.fault,
+                                quirks=args.quirk))
     return 0

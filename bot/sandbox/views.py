@@ -136,7 +136,7 @@ def game_event_info_json(game: Game, color: chess.Color) -> dict[str, Any]:
         "speed": game.speed,
         "perf": game.perf,
         "rated": game.rated,
-        "hasMoved": any(True for _ in _moves_by(game, color)),
+        "hasMoved": game.has_moved(color),
         "opponent": {"id": opponent.id, "username": opponent.username,
                      "rating": game.ratings_before[not color]},
         "isMyTurn": game.playing and game.turn == color,
@@ -152,12 +152,6 @@ def game_event_info_json(game: Game, color: chess.Color) -> dict[str, Any]:
             body["ratingDiff"] = game.rating_diffs.get(color, 0)
             body["opponent"]["ratingDiff"] = game.rating_diffs.get(not color, 0)
     return body
-
-
-def _moves_by(game: Game, color: chess.Color) -> list[int]:
-    first = chess.Board(game.initial_fen or chess.STARTING_FEN).turn
-    offset = 0 if color == first else 1
-    return list(range(offset, game.plies, 2))
 
 
 def playing_entry_json(game: Game, color: chess.Color) -> dict[str, Any]:

@@ -13,6 +13,12 @@ from tests.sandbox.conftest import KEEPALIVE_S, Duel
 from tests.sandbox.spec import SpecClient
 
 Client = Callable[[str | None], SpecClient]
+# What lila puts in the `game` of gameStart (gameFinish adds winner and ratingDiff).
+GAME_EVENT_FIELDS = {
+    "fullId", "gameId", "fen", "color", "lastMove", "source", "status", "variant", "speed",
+    "perf", "rated", "hasMoved", "opponent", "isMyTurn", "secondsLeft", "rating", "compat",
+    "id",
+}
 
 
 async def test_keepalive_lines_arrive_on_an_idle_stream(duel: Duel) -> None:
@@ -68,9 +74,13 @@ async def test_game_start_and_finish_reach_both_players(duel: Duel) -> None:
         game_id = await duel.start_game(bot_color="white")
         for stream, color in ((bot_events, "white"), (human_events, "black")):
             start = await stream.until("gameStart")
+            assert set(start["game"]) == GAME_EVENT_FIELDS
             assert (start["game"]["gameId"], start["game"]["color"]) == (game_id, color)
             assert start["game"]["fullId"].startswith(game_id)
             assert len(start["game"]["fullId"]) == 12
+            assert start["game"]["id"] == game_id
+            assert (start["game"]["source"], start["game"]["perf"]) == ("friend", "blitz")
+            assert start["game"]["secondsLeft"] == 180
         assert (await duel.bot.post(f"/api/bot/game/{game_id}/abort")).status == 200
         for stream in (bot_events, human_events):
             finish = await stream.until("gameFinish")

@@ -77,6 +77,25 @@ async def test_real_limits_can_answer_in_html(duel: Duel) -> None:
         await server.stop()
 
 
+async def test_moves_have_a_per_minute_limit(duel: Duel) -> None:
+    server = SandboxServer(keepalive_s=KEEPALIVE_S, limits=RateLimits(moves_per_minute=2))
+    await server.start()
+    try:
+        session = duel.bot.session
+        limited = Duel(server,
+                       SpecClient(server.url, server.add_account("bot1", bot=True), session),
+                       SpecClient(server.url, server.add_account("human1", bot=False), session))
+        game_id = await limited.start_game(bot_color="white")
+        # Two moves a minute each: the human's moves count for the human only.
+        await limited.play(game_id, "e2e4 e7e5 g1f3 b8c6")
+        refused = await limited.bot.post(f"/api/bot/game/{game_id}/move/f1c4")
+        assert refused.status == 429
+        assert refused.json()["ratelimit"]["key"] == "api.bot.move"
+        assert server.game_record(game_id).moves[-1] == "b8c6"
+    finally:
+        await server.stop()
+
+
 async def test_a_dropped_event_stream_is_cut_and_the_reconnect_resends(
         sandbox: SandboxServer, duel: Duel) -> None:
     game_id = await duel.start_game()

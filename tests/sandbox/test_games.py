@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from bot.sandbox.lobby import Quirks
 from bot.sandbox.server import SandboxServer
 from tests.sandbox.conftest import CLAIM_WIN_AFTER_S, KEEPALIVE_S, Duel
 from tests.sandbox.spec import SpecClient
@@ -284,3 +285,40 @@ async def test_export_gives_pgn_and_json(duel: Duel) -> None:
     body = (await duel.bot.get(f"/game/export/{game_id}",
                                headers={"Accept": "application/json"})).json()
     assert (body["status"], body["winner"], body["moves"]) == ("mate", "black", "f3 e5 g4 Qh4#")
+
+
+@pytest.mark.parametrize(("quirk", "states"), [
+    (None, ["draw"]),
+    ("split_final_state", ["started", "draw"]),
+    ("stale_final_state", ["started"]),
+    ("omit_final_state", []),
+])
+async def test_end_of_game_quirks(client: Client, quirk: str | None, states: list[str]) -> None:
+    server = SandboxServer(keepalive_s=KEEPALIVE_S,
+                           quirks=Quirks(**({quirk: True} if quirk else {})))
+    await server.start()
+    try:
+        session = client(None).session
+        duel = Duel(server, SpecClient(server.url, server.add_account("bot1", bot=True), session),
+                    SpecClient(server.url, server.add_account("human1", bot=False), session))
+        game_id = await duel.start_game(bot_color="white")
+        async with duel.bot.stream("/api/stream/event") as events:
+            async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+                await stream.next()
+                await duel.play(game_id, "g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1")
+                for _ in range(7):
+                    await stream.next()
+                await duel.move(game_id, "f6g8")  # threefold repetition
+                seen = [state["status"] async for state in stream.lines()]
+            finish = await events.until("gameFinish")
+        assert seen == states
+        assert finish["game"]["status"]["name"] == "draw"
+    finally:
+        await server.stop()
+
+
+async def test_unknown_routes_and_methods_answer_json(client: Client) -> None:
+    missing = await client(None).get("/api/nothing/here")
+    assert (missing.status, missing.json()) == (404, {"error": "Not found"})
+    wrong = await client(None).request("DELETE", "/api/account")
+    assert wrong.status == 405 and "DELETE" in wrong.json()["error"]
