@@ -284,8 +284,11 @@ class Bot:
         """Accept queued challenges in order whenever a slot is free."""
         limit = self.config.challenge.concurrency
         while True:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the shutdown's
+            # cancellation when the slot frees at the same moment, and the loop never ends.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._slot_freed.wait(), QUEUE_TICK_S)
+                async with asyncio.timeout(QUEUE_TICK_S):
+                    await self._slot_freed.wait()
             self._slot_freed.clear()
             if self.queue and self.accepting and self.busy() >= limit:
                 await self.matchmaker.yield_slot()  # an incoming game beats our challenge

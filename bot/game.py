@@ -181,6 +181,7 @@ class Game:
         self.ledger = ledger
         self.info = info
         self.think_s = think_s  # set: a correspondence visit (think this long, move, leave)
+        self.abandoned = False  # left at shutdown: the game goes on without us
         self.conduct = Conduct(config.draw, config.resign)
         self.latency = LatencyMeter()
         self.move_log = MoveLog(game_id, config.log)
@@ -242,6 +243,8 @@ class Game:
             return
         if action == "resign":
             await self._end_by_request("shutdown")
+        else:
+            self.abandoned = True
         self._finish("shutdown", status=self.status)
 
     async def run(self) -> GameOutcome:
@@ -768,8 +771,8 @@ class Game:
         """Goodbye line, observers (PGN), the takeback ledger."""
         if self.context is None:
             return
-        if self.think_s is not None and self.status in ("created", "started"):
-            return  # a visit left a game that goes on: nothing has ended
+        if (self.think_s is not None or self.abandoned) and self.status in ("created", "started"):
+            return  # a visit or a shutdown left a game that goes on: nothing has ended
         if len(self.moves) >= 2 and self.reason == "finished":
             for message in self._greetings(GamePhase.END):
                 with contextlib.suppress(LichessError, TimeoutError):

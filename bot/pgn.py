@@ -219,6 +219,8 @@ def _add_pv(node: chess.pgn.GameNode, line: Sequence[chess.Move]) -> None:
     for index, move in enumerate(line):
         if not board.is_legal(move):
             return
+        if not node.variations:  # the game ended here: a line would become the mainline
+            return
         existing = next((v for v in node.variations if v.move == move), None)
         if existing is None:
             legal = []

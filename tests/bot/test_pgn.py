@@ -244,3 +244,13 @@ async def test_aborted_games_are_not_recorded(tmp_path: Path) -> None:
     observer.game_state(_state(["e2e4"], 180.0, 180.0, status="aborted"))
     await observer.game_finished("aborted", None)
     assert observer.written is None and not _files(tmp_path)
+
+
+def test_a_pv_after_the_last_move_never_extends_the_game() -> None:
+    record = _record()
+    _play(record, MOVES[:3])
+    pv = tuple(chess.Move.from_uci(u) for u in ("g1f3", "b8c6", "f1b5"))
+    record.note_search(2, SearchNote(_score(20), 10, pv))
+    game = build_game(record, "resign", "white")
+    assert [n.move.uci() for n in game.mainline()] == MOVES[:3]
+    assert game.end().eval() == _score(20)
