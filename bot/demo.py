@@ -15,6 +15,8 @@ import contextlib
 import dataclasses
 import logging
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,8 +26,9 @@ from bot.app import run_bot
 from bot.config import Config
 from bot.logs import setup_logging
 from bot.pgn import pgn_path, write_pgn
+from bot.sandbox.games import ChatLine
 from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import SandboxServer
+from bot.sandbox.server import GameRecord, SandboxServer
 from bot.status import format_clock
 
 log = logging.getLogger(__name__)
@@ -39,6 +42,10 @@ READY_TIMEOUT_S = 600.0
 GAME_START_TIMEOUT_S = 60.0
 # After the game: how long the bot may take to write its PGN and stop.
 STOP_TIMEOUT_S = 60.0
+# How long the chat is followed after the game, for the closing greetings.
+GOODBYE_S = 1.0
+# How long the next move waits for the bot's kibitz line of its previous move.
+KIBITZ_HOLD_S = 1.0
 # The opponent's thinking time per move when it is an engine: weak, and quick.
 OPPONENT_MOVETIME_S = 0.05
 MAX_CLOCK_MINUTES = 30
@@ -85,12 +92,18 @@ def demo_config(config: Config, games_dir: Path | None) -> Config:
 class GameWatcher:
     """Prints a sandbox game as it goes: moves with clocks, the bot's chat lines, the result."""
 
-    def __init__(self, server: SandboxServer, game_id: str, out: TextIO) -> None:
+    def __init__(self, server: SandboxServer, game_id: str, out: TextIO,
+                 hold_s: float = KIBITZ_HOLD_S) -> None:
         self.server = server
         self.game_id = game_id
         self.out = out
+        self.hold_s = hold_s
         self.shown_moves = 0
         self.shown_chat = 0
+        # The bot's last move, as its kibitz line starts its PV ("14...Nd4+"), and since when
+        # its line is awaited.
+        self.awaiting: str | None = None
+        self.awaiting_since = 0.0
 
     def _print(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -99,33 +112,57 @@ class GameWatcher:
         record = self.server.game_record(self.game_id)
         self._print(f"\nGame {self.game_id}: {record.white} (white) vs {record.black} (black)\n")
 
+    def _show_chat(self, lines: Sequence[ChatLine]) -> None:
+        for line in lines:
+            if line.username.lower() != "lichess":
+                self._print(f"      {line.username} ({line.room}): {line.text}")
+        self.shown_chat += len(lines)
+
+    def _kibitz_arrived(self, record: GameRecord, now: float) -> bool:
+        """Show the chat up to the awaited kibitz line; False while it is still awaited."""
+        assert self.awaiting is not None
+        pending = record.chat[self.shown_chat:]
+        key = f"PV {self.awaiting}"
+        for index, line in enumerate(pending):
+            if line.username == BOT_NAME and key in line.text:
+                self._show_chat(pending[: index + 1])
+                self.awaiting = None
+                return True
+        if now - self.awaiting_since < self.hold_s:
+            return False
+        self.awaiting = None  # no line for this move (a book move, say): go on without it
+        return True
+
     def poll(self) -> bool:
-        """Show what is new; True once the game is over."""
+        """Show what is new, each kibitz line right below its move; True once all is shown
+        of a finished game."""
+        now = time.monotonic()
         record = self.server.game_record(self.game_id)
-        clocks_ms = list(self.server.game(self.game_id).clock_ms_history)
+        game = self.server.game(self.game_id)
+        clocks_ms = list(game.clock_ms_history)
         board = chess.Board(record.initial_fen or chess.STARTING_FEN,
-                            chess960=self.server.game(self.game_id).board.chess960)
+                            chess960=game.board.chess960)
         for uci in record.moves[: self.shown_moves]:
             board.push_uci(uci)
-        lines: list[tuple[str, bool]] = []  # (text, played by the bot)
-        for ply in range(self.shown_moves, len(record.moves)):
+        while True:
+            if self.awaiting is not None and not self._kibitz_arrived(record, now):
+                return False
+            if self.shown_moves >= len(record.moves):
+                break
+            ply = self.shown_moves
             move = board.parse_uci(record.moves[ply])
             white = board.turn == chess.WHITE
             mover = record.white if white else record.black
-            dots = "." if white else "..."
-            san = f"{board.fullmove_number}{dots} {board.san(move)}"
+            number, san = board.fullmove_number, board.san(move)
             board.push(move)
             clock = format_clock(clocks_ms[ply] / 1000) if ply < len(clocks_ms) else ""
-            lines.append((f"  {san:<14} {mover:<10} {clock:>7}", mover == BOT_NAME))
-        self.shown_moves = len(record.moves)
-        chat = [f"      {line.username} ({line.room}): {line.text}"
-                for line in record.chat[self.shown_chat:] if line.username.lower() != "lichess"]
-        self.shown_chat = len(record.chat)
-        # The bot's kibitz line follows its own move, even when the reply came in first.
-        last_bot = max((i for i, (_, ours) in enumerate(lines) if ours), default=-1)
-        for text in [t for t, _ in lines[: last_bot + 1]] + chat + \
-                [t for t, _ in lines[last_bot + 1:]]:
-            self._print(text)
+            numbered = f"{number}. {san}" if white else f"{number}... {san}"
+            self._print(f"  {numbered:<14} {mover:<10} {clock:>7}")
+            self.shown_moves += 1
+            if mover == BOT_NAME:
+                self.awaiting = f"{number}. {san}" if white else f"{number}...{san}"
+                self.awaiting_since = now
+        self._show_chat(record.chat[self.shown_chat:])
         return record.finished
 
     def result(self) -> str:
@@ -228,6 +265,8 @@ async def _watch(watcher: GameWatcher, bot: asyncio.Task[int],
     """Show the game until it ends (True) or the bot stops first (False)."""
     while not bot.done():
         if watcher.poll():
+            await asyncio.sleep(GOODBYE_S)  # the closing greetings follow the last move
+            watcher.poll()
             return True
         await asyncio.sleep(poll_s)
     return watcher.poll()

@@ -63,3 +63,21 @@ async def test_a_whole_demo_game(tmp_path: Path) -> None:
     assert game is not None
     assert len(list(game.mainline_moves())) == len(moves)
     assert game.headers["Result"] == result.group(1).replace("no result", "*")
+    _kibitz_lines_follow_their_moves(text)
+
+
+def _kibitz_lines_follow_their_moves(text: str) -> None:
+    """Each kibitz line comes after the bot's move its PV starts with; usually right below."""
+    lines = text.splitlines()
+    moves = {}
+    directly_below = 0
+    for index, line in enumerate(lines):
+        played = re.match(r"^  (\d+)(\.|\.\.\.) (\S+) +kibitz ", line)
+        if played:
+            number, dots, san = played.groups()
+            moves[f"{number}. {san}" if dots == "." else f"{number}...{san}"] = index
+        said = re.search(r"^      kibitz \(spectator\): .* PV (\d+\.(?: |\.\.)\S+)", line)
+        if said:
+            assert said.group(1) in moves, f"kibitz line before its move: {line}"
+            directly_below += moves[said.group(1)] == index - 1
+    assert directly_below >= 1
