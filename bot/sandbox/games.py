@@ -369,15 +369,19 @@ class Game:
         if not self.playing:
             return
         if not yes:
-            if (not color) in self.draw_offers:
-                self.draw_offers.discard(not color)
-                self._system_message("Draw offer declined")
-                self.observer.state_changed(self)
+            self._decline(self.draw_offers, color, "Draw offer declined")
             return
         if (not color) in self.draw_offers:
             self._system_message("Draw offer accepted")
             self._finish("draw", None)
         elif self._offer_draw(color):
+            self.observer.state_changed(self)
+
+    def _decline(self, offers: set[chess.Color], color: chess.Color, message: str) -> None:
+        """`color` declines the opponent's standing offer, if there is one."""
+        if (not color) in offers:
+            offers.discard(not color)
+            self._system_message(message)
             self.observer.state_changed(self)
 
     def _offer_draw(self, color: chess.Color) -> bool:
@@ -396,10 +400,7 @@ class Game:
         if not self.playing:
             return
         if not yes:
-            if (not color) in self.takeback_offers:
-                self.takeback_offers.clear()
-                self._system_message("Takeback declined")
-                self.observer.state_changed(self)
+            self._decline(self.takeback_offers, color, "Takeback declined")
             return
         if (not color) in self.takeback_offers:
             proposer = not color

@@ -157,13 +157,8 @@ class Lobby:
             raise not_found("Challenge not found")
         if not challenge.pending:
             raise ApiError(400, f"This challenge is {challenge.status}")
-        challenge.status = "declined"
         challenge.decline_key, challenge.decline_text = decline_reason(reason)
-        self._disarm(challenge.id)
-        event = {"type": "challengeDeclined", "challenge": self.challenge_json(challenge)}
-        self.hub.send_event(challenge.challenger.id, event)
-        self.hub.send_event(challenge.dest.id, event)
-        self._end_keepalive_streams(challenge.id, "declined")
+        self._close(challenge, "declined", "challengeDeclined")
 
     def cancel(self, account: Account, challenge_id: str) -> None:
         challenge = self.challenges.get(challenge_id)
@@ -189,12 +184,16 @@ class Lobby:
             self._withdraw(challenge)
 
     def _withdraw(self, challenge: Challenge) -> None:
-        challenge.status = "canceled"
+        self._close(challenge, "canceled", "challengeCanceled")
+
+    def _close(self, challenge: Challenge, status: str, event_type: str) -> None:
+        """End a pending challenge: tell both sides, and end its keep-alive streams."""
+        challenge.status = status
         self._disarm(challenge.id)
-        event = {"type": "challengeCanceled", "challenge": self.challenge_json(challenge)}
+        event = {"type": event_type, "challenge": self.challenge_json(challenge)}
         self.hub.send_event(challenge.dest.id, event)
         self.hub.send_event(challenge.challenger.id, event)
-        self._end_keepalive_streams(challenge.id, "canceled")
+        self._end_keepalive_streams(challenge.id, status)
 
     def _end_keepalive_streams(self, challenge_id: str, done: str) -> None:
         for stream in list(self.hub.other_streams):
