@@ -17,8 +17,8 @@ from pathlib import Path
 import chess
 import chess.polyglot
 
-# Variants whose positions are probed in the books of another variant: a game
-# "from position" is standard chess from a set-up position.
+# Variants that fall back on the books of another variant when they have none of
+# their own: a game "from position" is standard chess from a set-up position.
 VARIANT_BOOK_ALIASES: Mapping[str, str] = {"fromPosition": "standard"}
 
 
@@ -93,7 +93,8 @@ class OpeningBook:
         """
         if len(board.move_stack) >= self.max_depth_plies:
             return None
-        readers = self._readers.get(VARIANT_BOOK_ALIASES.get(variant, variant), [])
+        readers = self._readers.get(variant) or self._readers.get(
+            VARIANT_BOOK_ALIASES.get(variant, variant), [])
         for path, reader in readers:
             entries = [
                 entry

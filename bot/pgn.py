@@ -137,7 +137,7 @@ class GameRecord:
     def headers(self, result: str, termination: str) -> dict[str, str]:
         """The PGN tag pairs, in the order Lichess writes them."""
         tags = {
-            "Event": f"{'Rated' if self.rated else 'Casual'} {self.speed} game",
+            "Event": f"{'Rated' if self.rated else 'Casual'} {self.speed.capitalize()} game",
             "Site": self.site,
             "Date": self.started_at.strftime("%Y.%m.%d"),
             "Round": "-",

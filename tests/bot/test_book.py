@@ -97,6 +97,10 @@ def test_books_are_probed_in_order_and_per_variant(tmp_path: Path, main_book: Pa
     found = book.probe(frc_board, "chess960")
     assert found is not None and found.move.uci() == "b1c3"
     assert book.variants == frozenset({"standard", "chess960"})
+    own = OpeningBook({"standard": [main_book], "fromPosition": [repertoire]},
+                      selection="best_move")
+    found = own.probe(chess.Board(), "fromPosition")
+    assert found is not None and found.book == repertoire  # its own books first
 
 
 def test_castling_entries_become_legal_moves(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_a_full_record_has_headers_clocks_evals_and_pv() -> None:
     headers = game.headers
     assert headers["Result"] == "1-0" and headers["Termination"] == "Normal"
     assert headers["Site"] == "http://127.0.0.1:9663/AbCd1234"
-    assert headers["Event"] == "Rated blitz game" and headers["TimeControl"] == "180+2"
+    assert headers["Event"] == "Rated Blitz game" and headers["TimeControl"] == "180+2"
     assert headers["WhiteElo"] == "1500" and headers["WhiteTitle"] == "BOT"
     assert headers["Variant"] == "Standard" and "FEN" not in headers
     nodes = list(game.mainline())
