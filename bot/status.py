@@ -28,7 +28,7 @@ LIVE_REFRESH_S = 0.5
 # Below this a clock shows tenths of a second.
 CLOCK_TENTHS_BELOW_S = 10.0
 # The live view's columns for the opponent's name.
-NAME_CHARS = 16
+NAME_CHARS = 12
 # How many moves of the PV the status shows.
 PV_MOVES = 8
 
@@ -117,15 +117,16 @@ def summary_line(snapshot: StatusSnapshot) -> str:
 
 
 def live_lines(snapshot: StatusSnapshot) -> list[str]:
-    """The live view: a header and one line per game (the handler cuts them to fit)."""
+    """The live view: a header and one line per game (the handler cuts them to fit):
+    `*Qa7bX1pz white vs alice           1:02/0:58     +0.35  23. Nf3  Nf3 Nc6 Bb5`,
+    with `*` when it is our move, our clock first."""
     header = f"── {_plural(len(snapshot.games), 'game')} in progress | {_totals(snapshot)} ──"
     lines = [header]
     for g in snapshot.games:
         turn = "*" if g.our_turn else " "
-        lines.append(
-            f"{turn}{g.game_id:<8}  vs {g.opponent[:NAME_CHARS]:<{NAME_CHARS}} {g.color:<5}  "
-            f"{format_clock(g.our_clock_s):>7} v {format_clock(g.their_clock_s):<7}  "
-            f"{g.score or '':>6}  {g.moves:<12} {g.pv}")
+        clocks = f"{format_clock(g.our_clock_s):>7}/{format_clock(g.their_clock_s):<7}"
+        lines.append(f"{turn}{g.game_id:<8} {g.color:<5} vs {g.opponent[:NAME_CHARS]:<{NAME_CHARS}}"
+                     f" {clocks} {g.score:>6}  {g.moves:<12} {g.pv}".rstrip())
     return lines
 
 

@@ -47,9 +47,9 @@ def test_summary_line() -> None:
 def test_live_view() -> None:
     lines = live_lines(StatusSnapshot(GAMES, games_today=2))
     assert lines[0] == "── 2 games in progress | 0 challenges queued | 2 games today ──"
-    assert lines[1].startswith("*Qa7bX1pz  vs alice")
-    assert "+0.35  23. Nf3" in lines[1] and lines[1].endswith("Nf3 Nc6 Bb5")
-    assert "a-very-long-user" in lines[2] and "a-very-long-user-" not in lines[2]
+    assert lines[1] == ("*Qa7bX1pz white vs alice           1:02/0:58     +0.35  "
+                        "23. Nf3      Nf3 Nc6 Bb5")
+    assert lines[2] == " Zz9yY8xx black vs a-very-long-  0:05.2/1:02:05"
 
 
 def test_games_today_rolls_over_at_midnight() -> None:
