@@ -87,11 +87,9 @@ class Engine:
         sends `ucinewgame`, the same one keeps the table from the previous move."""
         start = time.monotonic()
         try:
-            analysis = await asyncio.wait_for(
-                self._protocol.analysis(board, limit, game=game, info=chess.engine.INFO_ALL,
-                                        root_moves=root_moves),
-                START_TIMEOUT_S,
-            )
+            async with asyncio.timeout(START_TIMEOUT_S):
+                analysis = await self._protocol.analysis(
+                    board, limit, game=game, info=chess.engine.INFO_ALL, root_moves=root_moves)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
             raise EngineFailure(f"{self.name} (pid {self.pid}) did not start a search: "
                                 f"{type(exc).__name__}: {exc}") from exc
@@ -101,14 +99,18 @@ class Engine:
         waiter.add_done_callback(_collect)
         timed_out = False
         try:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation that
+            # arrives as the search ends, and a stale move would be sent.
             try:
-                best = await asyncio.wait_for(asyncio.shield(waiter), hard_limit_s)
+                async with asyncio.timeout(hard_limit_s):
+                    best = await asyncio.shield(waiter)
             except TimeoutError:
                 timed_out = True
                 log.warning("%s (pid %s) overran its %.2f s hard limit: sending stop",
                             self.name, self.pid, hard_limit_s)
                 analysis.stop()
-                best = await asyncio.wait_for(asyncio.shield(waiter), STOP_GRACE_S)
+                async with asyncio.timeout(STOP_GRACE_S):
+                    best = await asyncio.shield(waiter)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
             raise EngineFailure(f"{self.name} (pid {self.pid}) failed while searching: "
                                 f"{type(exc).__name__}: {exc}") from exc

@@ -515,8 +515,8 @@ class Game:
         restriction: RootRestriction | None = None
         for source in self._sources:
             try:
-                answer = await asyncio.wait_for(source.choose(board, self.context),
-                                                SOURCE_TIMEOUT_S)
+                async with asyncio.timeout(SOURCE_TIMEOUT_S):
+                    answer = await source.choose(board, self.context)
             except Exception as exc:
                 log.warning("move source %s failed: %s: %s", source.name, type(exc).__name__, exc)
                 continue
@@ -776,7 +776,8 @@ class Game:
         if len(self.moves) >= 2 and self.reason == "finished":
             for message in self._greetings(GamePhase.END):
                 with contextlib.suppress(LichessError, TimeoutError):
-                    await asyncio.wait_for(self._send_chat(message), CHAT_TIMEOUT_S)
+                    async with asyncio.timeout(CHAT_TIMEOUT_S):
+                        await self._send_chat(message)
         for observer in self._observers:
             try:
                 await observer.game_finished(self.status, self.winner)

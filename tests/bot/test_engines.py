@@ -65,7 +65,7 @@ async def test_pool_warms_up_keeps_a_spare_and_replaces() -> None:
         assert (await pool.warm_up()).startswith("Stockfish")
         first = await pool.acquire()  # the warmed-up spare
         async with asyncio.timeout(10):
-            while pool.running < 2:  # a new spare is on its way
+            while pool.running < 2:  # noqa: ASYNC110 (a new spare is on its way)
                 await asyncio.sleep(0.02)
         second = await pool.replace(first)
         assert not first.alive and second.alive and second is not first

@@ -1,0 +1,218 @@
+"""The bot's lifecycle on the sandbox: token checks, challenge policy and queue, engine faults,
+hostile chat, takebacks, claiming victory, shutdown, restart, and signals."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.app import EXIT_ACCOUNT, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, run_bot
+from bot.config import Config
+from bot.engines import EngineSpec
+from bot.sandbox.opponent import ChallengeSpec
+from bot.sandbox.server import SandboxServer
+from tests.bot.e2e_support import (
+    BOT,
+    FAST_TIMINGS,
+    STOCKFISH,
+    assert_legal,
+    bot_games,
+    make_config,
+    post_as,
+    quiet_logs,
+    running_bot,
+)
+
+
+async def run_briefly(server: SandboxServer, config: Config, token: str) -> int:
+    return await asyncio.wait_for(run_bot(config, url=server.url, token=token,
+                                          handle_signals=False, timings=FAST_TIMINGS), 30)
+
+
+async def test_bad_tokens_and_accounts_are_fatal_with_a_clear_reason(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    config = make_config(tmp_path)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        human = server.add_account("person", bot=False, scopes=["bot:play"])
+        no_scope = server.add_account("robot", bot=True, scopes=["challenge:read"])
+        cases = [("not_a_token", "rejected the token"), (human, "not a BOT account"),
+                 (no_scope, "bot:play")]
+        for token, reason in cases:
+            caplog.clear()
+            assert await run_briefly(server, config, token) == EXIT_ACCOUNT
+            assert reason in caplog.text
+            assert token not in caplog.text or token == "not_a_token"
+
+
+async def test_an_engine_that_does_not_start_is_fatal(tmp_path: Path,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    config = make_config(tmp_path)
+    config = dataclasses.replace(config, engine=dataclasses.replace(
+        config.engine, command=("/nonexistent/engine",)))
+    async with SandboxServer(keepalive_s=0.5) as server:
+        token = server.add_account(BOT, bot=True)
+        assert await run_briefly(server, config, token) == EXIT_FATAL
+    assert "engine does not work" in caplog.text
+
+
+async def test_challenges_are_declined_with_reasons_and_queued_in_order(tmp_path: Path) -> None:
+    quiet_logs()
+    config = make_config(tmp_path, concurrency=1)
+    config = dataclasses.replace(config, challenge=dataclasses.replace(
+        config.challenge, accept_rated=False, variants=("standard", "fromPosition")))
+    async with SandboxServer(keepalive_s=0.3) as server:
+        for name in ("first", "second", "third"):
+            server.add_account(name, bot=False)
+        async with running_bot(server, config) as run:
+            atomic = await server.challenge("first", BOT, 60, 0, variant="chess960")
+            rated = await server.challenge("first", BOT, 60, 0, rated=True)
+            slow = await server.challenge("first", BOT, None, None, days=3)
+            await asyncio.sleep(0.5)
+            lobby = server.lobby
+            reasons = {cid: lobby.challenges[cid].decline_key for cid in (atomic, rated, slow)}
+            assert reasons == {atomic: "variant", rated: "casual", slow: "timecontrol"}
+            # Three acceptable challenges, one slot: taken in order as games end.
+            for name in ("first", "second", "third"):
+                await server.start_opponent(name, seed=1,
+                                            challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+                await asyncio.sleep(0.2)
+            await bot_games(server, 3, 90)
+            games = [r.id for r in server.game_records()]  # in the order they started
+            records = [await server.wait_for_game_end(g, 60) for g in games]
+            assert run.metrics.rejected_moves == 0
+        opponents = [r.white if r.black.lower() == BOT else r.black for r in records]
+        assert opponents == ["first", "second", "third"]
+        assert all(record.finished for record in records)
+        assert run.task.result() == EXIT_OK
+
+
+async def test_engine_crash_and_hang_mid_game_restart_the_engine(tmp_path: Path) -> None:
+    quiet_logs()
+    for mode in ("crash", "hang"):
+        spec = EngineSpec((sys.executable, "-m", "tests.bot.fake_engine", mode, "4"))
+        config = make_config(tmp_path)
+        config = dataclasses.replace(config, engine=dataclasses.replace(
+            config.engine, command=spec.command, spare=True, max_move_s=0.05))
+        async with SandboxServer(keepalive_s=0.3) as server:
+            async with running_bot(server, config) as run:
+                await server.start_opponent("rival", seed=3,
+                                            challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+                (game_id,) = await bot_games(server, 1, 20)
+                # Random against random: a long game; it only has to go on after the fault.
+                async with asyncio.timeout(30):
+                    while run.metrics.engine_restarts == 0:  # noqa: ASYNC110
+                        await asyncio.sleep(0.05)
+                    record = server.game_record(game_id)
+                    while not record.finished and len(record.moves) < 20:
+                        await asyncio.sleep(0.05)
+                        record = server.game_record(game_id)
+                server.end_game(game_id, "draw")
+            assert_legal(record)
+            assert record.status != "resign" and len(record.moves) >= 10, mode
+
+
+async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> None:
+    quiet_logs()
+    config = make_config(tmp_path)
+    async with SandboxServer(keepalive_s=0.3, claim_win_after_s=1.0, gone_after_s=0.5) as server:
+        async with running_bot(server, config) as run:
+            # A real engine for the rival, so the game lasts until it leaves.
+            rival = await server.start_opponent("rival", engine=[STOCKFISH], movetime_s=0.05,
+                                                challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+            (game_id,) = await bot_games(server, 1, 20)
+            token = server.account("rival").token
+            hostile = ["!help", "!eval", "!" * 500, "x" * 5000, "visit https://evil.example now",
+                       "\x00\x1b[31m\u202e!help", "!pv off", "!name\n!name", "\ud7ff" * 10]
+            async with aiohttp.ClientSession(
+                    headers={"Authorization": f"Bearer {token}"}) as session:
+                for text in hostile:
+                    async with session.post(f"{server.url}/api/board/game/{game_id}/chat",
+                                            data={"room": "player", "text": text[:140]}):
+                        pass
+            # A takeback request is declined (takeback.max_per_game is 0 by default).
+            before = len(server.game_record(game_id).moves)
+            assert await post_as(server, token,
+                                 f"/api/board/game/{game_id}/takeback/yes") == 200
+            await asyncio.sleep(0.5)
+            # The rival leaves: the bot claims the win once Lichess allows it.
+            await rival.stop()
+            record = await server.wait_for_game_end(game_id, 20)
+        assert run.task.result() == EXIT_OK
+    assert len(record.moves) >= before  # nothing was taken back
+    assert record.status == "timeout", record.status
+    assert record.winner == ("white" if record.white.lower() == BOT else "black")
+    bot_lines = [line.text for line in record.chat if line.username.lower() == BOT]
+    assert any(text.startswith("Commands:") for text in bot_lines)  # answered !help
+    assert all(len(text) <= 140 and "https" not in text for text in bot_lines)
+
+
+async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
+        tmp_path: Path) -> None:
+    quiet_logs()
+    config = make_config(tmp_path)
+    abandon = dataclasses.replace(config, game=dataclasses.replace(
+        config.game, shutdown_grace_s=0.3, shutdown_action="abandon"))
+    resign = dataclasses.replace(config, game=dataclasses.replace(
+        config.game, shutdown_grace_s=0.3, shutdown_action="resign"))
+    async with SandboxServer(keepalive_s=0.3, claim_win_after_s=30) as server:
+        token = server.add_account(BOT, bot=True)
+        await server.start_opponent("rival", engine=[STOCKFISH], movetime_s=0.05,
+                                    challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
+        async with running_bot(server, abandon, token=token) as run:
+            (game_id,) = await bot_games(server, 1, 20)
+            async with asyncio.timeout(10):
+                while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+        assert run.task.result() == EXIT_OK
+        assert server.game_record(game_id).status == "started"  # abandoned, still running
+        plies_then = len(server.game_record(game_id).moves)
+        # A new run picks the game up from its gameStart and plays on; its shutdown resigns.
+        async with running_bot(server, resign, token=token) as run:
+            async with asyncio.timeout(10):
+                while len(server.game_record(game_id).moves) < plies_then + 4:
+                    if server.game_record(game_id).finished:
+                        break
+                    await asyncio.sleep(0.05)
+        assert run.task.result() == EXIT_OK
+        record = server.game_record(game_id)
+        assert_legal(record)
+        assert record.status == "resign", record.status
+        assert record.winner == ("black" if record.white.lower() == BOT else "white")
+        assert any(o.game_id == game_id for o in run.metrics.games)
+
+
+async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(tmp_path: Path) -> None:
+    quiet_logs()
+    config = make_config(tmp_path)
+    async with SandboxServer(keepalive_s=0.3) as server:
+        token = server.add_account(BOT, bot=True)
+        ready = asyncio.Event()
+        task = asyncio.create_task(run_bot(config, url=server.url, token=token,
+                                           timings=FAST_TIMINGS, on_ready=lambda _: ready.set()))
+        await asyncio.wait_for(ready.wait(), 30)
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert await asyncio.wait_for(task, 20) == EXIT_OK
+
+        long_grace = dataclasses.replace(config, game=dataclasses.replace(
+            config.game, shutdown_grace_s=60))
+        ready.clear()
+        task = asyncio.create_task(run_bot(long_grace, url=server.url, token=token,
+                                           timings=FAST_TIMINGS, on_ready=lambda _: ready.set()))
+        await asyncio.wait_for(ready.wait(), 30)
+        await server.start_opponent("rival", seed=4,
+                                    challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
+        await bot_games(server, 1, 20)
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(0.3)
+        assert not task.done()  # a game is running: waiting for it within the grace period
+        os.kill(os.getpid(), signal.SIGINT)
+        assert await asyncio.wait_for(task, 10) == EXIT_INTERRUPTED
+    logging.getLogger("bot").info("signals restored")
