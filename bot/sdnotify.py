@@ -8,8 +8,6 @@ NOTIFY_SOCKET (not under systemd, or not Type=notify) every call does nothing.
 - STATUS=... a line `systemctl status` shows;
 - WATCHDOG=1 from the event loop at half of WATCHDOG_USEC, so a hung loop is
   noticed and the service restarted;
-- EXTEND_TIMEOUT_USEC=... while a slow start (compiling the engine) is still
-  making progress;
 - STOPPING=1 when shutdown begins.
 """
 
@@ -88,11 +86,6 @@ def notify_stopping(status: str | None = None,
     if status:
         lines.append(_status_line(status))
     return notify(*lines, environ=environ)
-
-
-def notify_extend_timeout(seconds: float, environ: Mapping[str, str] | None = None) -> bool:
-    """Ask for `seconds` more before the start (or stop) times out."""
-    return notify(f"EXTEND_TIMEOUT_USEC={max(1, int(seconds * 1_000_000))}", environ=environ)
 
 
 def watchdog_interval_s(environ: Mapping[str, str] | None = None) -> float | None:
