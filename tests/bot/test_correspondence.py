@@ -1,0 +1,100 @@
+"""Correspondence games: which games wait for us and in what order, and end to end on the
+sandbox: the bot visits, moves and leaves, holds no real-time slot, and carries on after a
+restart."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import chess
+
+from bot.config import Config, CorrespondenceConfig
+from bot.correspondence import our_turns
+from bot.sandbox.server import SandboxServer
+from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
+
+
+def entry(game_id: str, *, speed: str = "correspondence", my_turn: bool = True,
+          left: object = 3600) -> dict[str, object]:
+    return {"gameId": game_id, "speed": speed, "isMyTurn": my_turn, "secondsLeft": left,
+            "opponent": {"id": "pal", "username": "Pal"}}
+
+
+def test_our_turns_are_correspondence_games_closest_to_the_deadline_first() -> None:
+    playing = {"nowPlaying": [
+        entry("later", left=86400), entry("soon", left=600), entry("theirs", my_turn=False),
+        entry("blitz", speed="blitz", left=10), entry("nodeadline", left=None),
+        "junk", {"speed": "correspondence", "isMyTurn": True},  # no game id
+    ]}
+    waiting = our_turns(playing)
+    assert [w.game_id for w in waiting] == ["soon", "later", "nodeadline"]
+    assert waiting[0].opponent == "Pal" and waiting[0].seconds_left == 600
+
+
+def test_our_turns_of_a_malformed_reply_is_empty() -> None:
+    for reply in (None, [], {"nowPlaying": "x"}, {"nowPlaying": [None]}, "text"):
+        assert our_turns(reply) == []
+
+
+def corr_config(tmp_path: Path) -> Config:
+    config = make_config(tmp_path, concurrency=1)
+    speeds = (*config.challenge.speeds, "correspondence")
+    # A one-second check-in is for the test only; the config allows 10 s at least.
+    return dataclasses.replace(
+        config, challenge=dataclasses.replace(config.challenge, speeds=speeds),
+        correspondence=CorrespondenceConfig(think_s=0.1, checkin_interval_s=1.0))
+
+
+async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not condition():  # noqa: ASYNC110 - the sandbox's state has no event to wait on
+            await asyncio.sleep(0.05)
+
+
+async def reply(server: SandboxServer, token: str, game_id: str) -> None:
+    """The opponent's move (the first legal one) over the Board API."""
+    board = assert_legal(server.game_record(game_id))
+    move = next(iter(board.legal_moves))
+    status = await post_as(server, token, f"/api/board/game/{game_id}/move/{move.uci()}")
+    assert status == 200
+
+
+async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
+        tmp_path: Path) -> None:
+    quiet_logs()
+    config = corr_config(tmp_path)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        pal = server.add_account("penpal", bot=False)
+        blitzer = server.add_account("blitzer", bot=False)
+        token = server.add_account(BOT, bot=True)
+        async with running_bot(server, config, token=token):
+            await server.challenge("penpal", BOT, None, None, days=3, color="black")
+            game_id = await server.wait_for_game("penpal", timeout_s=10)
+
+            def plies() -> int:
+                return len(server.game_record(game_id).moves)
+
+            await wait_for(lambda: plies() == 1)
+            # Moved, then left: the game stream is closed while the opponent thinks.
+            await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
+            await reply(server, pal, game_id)
+            await wait_for(lambda: plies() == 3)  # found by the periodic check-in
+            # The correspondence game holds no slot: a real-time game starts (concurrency 1).
+            await server.challenge("blitzer", BOT, 60, 0)
+            live = await server.wait_for_game("blitzer", timeout_s=10)
+            assert live != game_id
+            server.end_game(live, "draw")
+            await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
+        # The bot is stopped; the opponent moves; the restarted bot finds it its turn.
+        await reply(server, pal, game_id)
+        assert plies() == 4
+        async with running_bot(server, config, token=token):
+            await wait_for(lambda: plies() == 5)
+        record = server.game_record(game_id)
+        assert record.status == "started" and record.white.lower() == BOT
+        board = assert_legal(record)
+        assert board.turn == chess.BLACK
+        assert blitzer  # the blitzer's account played the real-time game
