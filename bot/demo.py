@@ -38,7 +38,7 @@ OPPONENT_NAME = "sparring"
 # How often the game is looked at for new moves and chat lines.
 WATCH_POLL_S = 0.1
 # The engine is compiled on the very first run; the wait for the bot to be ready allows it.
-READY_TIMEOUT_S = 600.0
+READY_TIMEOUT_S = 1200.0
 GAME_START_TIMEOUT_S = 60.0
 # After the game: how long the bot may take to write its PGN and stop.
 STOP_TIMEOUT_S = 60.0

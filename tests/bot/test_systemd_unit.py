@@ -64,6 +64,13 @@ def test_notify_watchdog_and_restart(service: dict[str, list[str]]) -> None:
     assert "play" in service["ExecStart"][0].split()
 
 
+def test_start_timeout_leaves_room_for_the_first_compile(
+        service: dict[str, list[str]]) -> None:
+    from bot.engines import START_TIMEOUT_S, WARM_UP_TIMEOUT_S
+
+    assert _seconds(service["TimeoutStartSec"][0]) > WARM_UP_TIMEOUT_S + START_TIMEOUT_S
+
+
 def test_stop_timeout_leaves_room_for_the_grace_period(service: dict[str, list[str]]) -> None:
     grace_s = Config().game.shutdown_grace_s
     assert _seconds(service["TimeoutStopSec"][0]) >= grace_s + STOP_MARGIN_S
