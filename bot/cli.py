@@ -8,6 +8,7 @@ import contextlib
 import importlib.metadata
 import platform
 import shlex
+import shutil
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
@@ -257,14 +258,19 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     print(f"# configuration: {args.config or 'none given, the documented defaults'}")
     print(dump_config(config), end="")
     print(f"# server: {url}")
+    problems = _unusable_files(config, url)
+    for problem in problems:
+        print(f"# problem: {problem}")
     try:
         token = _token(config)
     except TokenError as error:
         if args.check_token:
             raise
         print(f"# token: none usable: {error}")
-        return ExitCode.OK
+        return ExitCode.CONFIG if problems else ExitCode.OK
     print(f"# token: {token}")
+    if problems:
+        return ExitCode.CONFIG
     if not args.check_token:
         return ExitCode.OK
     from bot.account import describe, fetch_account
@@ -273,6 +279,22 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     for line in describe(info):
         print(f"# {line}")
     return ExitCode.OK if info.can_play else ExitCode.TOKEN
+
+
+def _unusable_files(config: Config, url: str) -> list[str]:
+    """What would stop `play` at start: an engine program not found, books or tablebases
+    that do not open (checked by opening them as the bot does)."""
+    from bot.features import FeatureError, Features
+
+    problems = []
+    command = config.engine.command
+    if command is not None and shutil.which(command[0]) is None:
+        problems.append(f"engine.command: cannot find the program {command[0]!r}")
+    try:
+        Features(config, url=url, token="").close_files()
+    except FeatureError as error:
+        problems.append(str(error))
+    return problems
 
 
 def _confirmed(username: str) -> bool:

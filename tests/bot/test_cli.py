@@ -245,3 +245,14 @@ async def test_sandbox_command_serves_until_interrupted() -> None:
 def test_sandbox_command_refuses_bad_faults(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.run(["sandbox", "--fault", "nonsense"]) == ExitCode.USAGE
     assert "fault 'nonsense'" in capsys.readouterr().err
+
+
+def test_check_config_opens_books_and_finds_the_engine(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "files.yml"
+    config.write_text(f"book: {{enabled: true, books: {{standard: ['{tmp_path / 'no.bin'}']}}}}\n"
+                      "engine: {command: [no-such-engine-here, --uci]}\n")
+    assert cli.run(["check-config", "--config", str(config)]) == ExitCode.CONFIG
+    out = capsys.readouterr().out
+    assert "# problem: engine.command: cannot find the program 'no-such-engine-here'" in out
+    assert f"# problem: opening book '{tmp_path / 'no.bin'}' does not exist" in out
