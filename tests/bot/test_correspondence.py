@@ -35,8 +35,9 @@ def test_our_turns_are_correspondence_games_closest_to_the_deadline_first() -> N
 
 
 def test_our_turns_of_a_malformed_reply_is_empty() -> None:
-    for reply in (None, [], {"nowPlaying": "x"}, {"nowPlaying": [None]}, "text"):
-        assert our_turns(reply) == []
+    replies: tuple[object, ...] = (None, [], {"nowPlaying": "x"}, {"nowPlaying": [None]}, "t")
+    for raw in replies:
+        assert our_turns(raw) == []
 
 
 def corr_config(tmp_path: Path) -> Config:
@@ -54,7 +55,7 @@ async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> No
             await asyncio.sleep(0.05)
 
 
-async def reply(server: SandboxServer, token: str, game_id: str) -> None:
+async def opponent_moves(server: SandboxServer, token: str, game_id: str) -> None:
     """The opponent's move (the first legal one) over the Board API."""
     board = assert_legal(server.game_record(game_id))
     move = next(iter(board.legal_moves))
@@ -80,7 +81,7 @@ async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
             await wait_for(lambda: plies() == 1)
             # Moved, then left: the game stream is closed while the opponent thinks.
             await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
-            await reply(server, pal, game_id)
+            await opponent_moves(server, pal, game_id)
             await wait_for(lambda: plies() == 3)  # found by the periodic check-in
             # The correspondence game holds no slot: a real-time game starts (concurrency 1).
             await server.challenge("blitzer", BOT, 60, 0)
@@ -89,7 +90,7 @@ async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
             server.end_game(live, "draw")
             await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
         # The bot is stopped; the opponent moves; the restarted bot finds it its turn.
-        await reply(server, pal, game_id)
+        await opponent_moves(server, pal, game_id)
         assert plies() == 4
         async with running_bot(server, config, token=token):
             await wait_for(lambda: plies() == 5)
