@@ -40,6 +40,9 @@ Compiled API (``@njit``, for the search; moves come from ``engine.movegen``):
 ``state_is_consistent(board, stack, keys, meta) -> bool``
     Do the incremental key and evaluation terms equal a computation from scratch (tests)?
 
+``make_move_inline`` / ``unmake_move_inline`` are the same functions marked for inlining into
+callers compiled with ``engine.jit.njit_noalloc`` (see ``engine.movegen``).
+
 ``Position`` wraps the arrays for Python callers (FEN, UCI move text, tests, the UCI loop);
 its methods are not for the search's inner loop.  ``FenError`` (a ``ValueError``) says what is
 wrong with a malformed FEN.
@@ -55,6 +58,7 @@ from engine.constants import (
     BLACK_RANK_SHIFT,
     BOARD_SIZE,
     C1,
+    CARRIED_FIELDS,
     CASTLE_ALL,
     CASTLE_BK,
     CASTLE_BQ,
@@ -99,6 +103,7 @@ from engine.constants import (
     S_NPM,
     S_PAWN_MAT,
     S_PHASE,
+    S_PINS,
     S_SIDE,
     SQ64,
     STACK_FIELDS,
@@ -108,7 +113,7 @@ from engine.constants import (
     square,
     square_name,
 )
-from engine.jit import njit_noalloc
+from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.movegen import gen_legal, in_check, is_square_attacked
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
@@ -165,14 +170,14 @@ def _ep_capturable(board: BoardArray, to: int, them: int) -> bool:
     return bool(board[to - 1] == enemy_pawn or board[to + 1] == enemy_pawn)
 
 
-@njit_noalloc
-def make_move(
+@njit_noalloc_inline
+def make_move_inline(
     board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, move: int
 ) -> None:
     """Play a pseudo-legal ``move``: update the board, push a state row and the new key."""
     ply = meta[M_PLY]
     nxt = ply + 1
-    for f in range(S_CHECK):  # the in-check cache (the last field) is reset below
+    for f in range(CARRIED_FIELDS):
         stack[nxt, f] = stack[ply, f]
     us = stack[ply, S_SIDE]
     them = 1 - us
@@ -180,7 +185,7 @@ def make_move(
     old_ep = stack[ply, S_EP]
     if old_ep != 0:
         key ^= Z_EP[old_ep]
-        stack[nxt, S_EP] = 0
+    stack[nxt, S_EP] = 0
     frm = move & MOVE_SQ_MASK
     to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
     mg = stack[ply, S_MG]
@@ -250,18 +255,19 @@ def make_move(
             stack[nxt, S_CASTLE] = new_rights
     stack[nxt, S_SIDE] = them
     stack[nxt, S_HALFMOVE] = halfmove
-    stack[nxt, S_FULLMOVE] += us  # the full-move number grows after black's move
+    stack[nxt, S_FULLMOVE] = stack[ply, S_FULLMOVE] + us  # grows after black's move
     stack[nxt, S_MOVE] = move
     stack[nxt, S_CAPTURED] = captured
     stack[nxt, S_MG] = mg
     stack[nxt, S_EG] = eg
+    stack[nxt, S_PINS] = -1
     stack[nxt, S_CHECK] = -1
     keys[nxt] = key
     meta[M_PLY] = nxt
 
 
-@njit_noalloc
-def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
+@njit_noalloc_inline
+def unmake_move_inline(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
     """Take back the move that led to the current row (made with ``make_move``)."""
     ply = meta[M_PLY]
     move = stack[ply, S_MOVE]
@@ -293,6 +299,20 @@ def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
 
 
 @njit_noalloc
+def make_move(
+    board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, move: int
+) -> None:
+    """Play a pseudo-legal ``move``.  (A call; ``make_move_inline`` is inlined.)"""
+    make_move_inline(board, stack, keys, meta, move)
+
+
+@njit_noalloc
+def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
+    """Take back the last move.  (A call; ``unmake_move_inline`` is inlined.)"""
+    unmake_move_inline(board, stack, meta)
+
+
+@njit_noalloc
 def make_null(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray) -> None:
     """Pass the turn: the side to move changes, nothing moves, en passant expires."""
     ply = meta[M_PLY]
@@ -310,6 +330,7 @@ def make_null(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaAr
     stack[nxt, S_FULLMOVE] += us
     stack[nxt, S_MOVE] = NULL_MOVE
     stack[nxt, S_CAPTURED] = EMPTY
+    stack[nxt, S_PINS] = -1
     stack[nxt, S_CHECK] = -1
     keys[nxt] = key
     meta[M_PLY] = nxt
@@ -546,6 +567,7 @@ class Position:
         stack[0, S_FULLMOVE] = fullmove
         stack[0, S_KING + WHITE] = kings[WHITE]
         stack[0, S_KING + BLACK] = kings[BLACK]
+        stack[0, S_PINS] = -1
         stack[0, S_CHECK] = -1
         pos._init_eval_terms()
         meta = pos.meta
@@ -836,9 +858,11 @@ __all__ = [
     "compute_key",
     "is_repetition",
     "make_move",
+    "make_move_inline",
     "make_null",
     "move_to_uci",
     "state_is_consistent",
     "unmake_move",
+    "unmake_move_inline",
     "unmake_null",
 ]

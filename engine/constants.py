@@ -139,21 +139,26 @@ CASTLE_BQ = 8
 CASTLE_ALL = 15
 
 # --- state stack: one row per ply (``stack[ply, S_*]``, int32) ---------------------------------
-S_SIDE = 0  # side to move: WHITE / BLACK
-S_CASTLE = 1  # castling rights bit set
-S_EP = 2  # en passant target square, 0 if none (set only if a capture is pseudo-legal)
-S_HALFMOVE = 3  # plies since the last capture or pawn move (fifty-move rule)
-S_FULLMOVE = 4  # FEN full-move number
-S_MOVE = 5  # the move that led to this row (NO_MOVE at the root, NULL_MOVE for a null move)
-S_CAPTURED = 6  # piece code captured by that move, EMPTY if none
-S_KING = 7  # S_KING + color: that side's king square
-S_MG = 9  # middle-game material + piece-square sum, white minus black
-S_EG = 10  # end-game material + piece-square sum, white minus black
-S_PHASE = 11  # game phase: 24 with all minor and major pieces on the board, 0 with none
-S_NPM = 12  # S_NPM + color: that side's non-pawn material (middle-game piece values)
-S_PAWN_MAT = 14  # S_PAWN_MAT + color: that side's pawn material (middle-game pawn values)
-S_CHECK = 16  # cached "side to move is in check": -1 not yet known, else 0 / 1
-STACK_FIELDS = S_CHECK + 1  # S_CHECK stays last: make_move copies only the fields before it
+# Fields make_move carries over unless the move changes them:
+S_CASTLE = 0  # castling rights bit set
+S_KING = 1  # S_KING + color: that side's king square
+S_PHASE = 3  # game phase: 24 with all minor and major pieces on the board, 0 with none
+S_NPM = 4  # S_NPM + color: that side's non-pawn material (middle-game piece values)
+S_PAWN_MAT = 6  # S_PAWN_MAT + color: that side's pawn material (middle-game pawn values)
+CARRIED_FIELDS = 8
+# Fields every move writes:
+S_SIDE = 8  # side to move: WHITE / BLACK
+S_EP = 9  # en passant target square, 0 if none (set only if a capture is pseudo-legal)
+S_HALFMOVE = 10  # plies since the last capture or pawn move (fifty-move rule)
+S_FULLMOVE = 11  # FEN full-move number
+S_MOVE = 12  # the move that led to this row (NO_MOVE at the root, NULL_MOVE for a null move)
+S_CAPTURED = 13  # piece code captured by that move, EMPTY if none
+S_MG = 14  # middle-game material + piece-square sum, white minus black
+S_EG = 15  # end-game material + piece-square sum, white minus black
+# Caches filled on first use at this ply (-1: not yet known):
+S_PINS = 16  # bit (step + 11) set: a piece of the side to move is pinned along that king step
+S_CHECK = 17  # side to move is in check: 0 / 1
+STACK_FIELDS = 18
 STACK_SIZE = 2048  # plies of game history + search path one position can hold
 
 # --- meta: per-position scalars and the castling set-up (int32) ------------------------------

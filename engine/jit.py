@@ -2,20 +2,51 @@
 
 Every hot function is a plain function over numpy arrays compiled with ``@njit``: cached on disk
 (``cache=True``, so a later start loads machine code instead of compiling) and releasing the GIL
-(``nogil=True``, so a UCI thread keeps running while the search works).  numba ships no type
-information, so this wrapper gives mypy a decorator that keeps the decorated signature: modules
-write ``@njit`` from here and stay fully typed.  With ``NUMBA_DISABLE_JIT=1`` numba returns the
-function unchanged and the same code runs as plain Python.
+(``nogil=True``, so a UCI thread keeps running while the search works).  These wrappers give
+mypy decorators that return the decorated function's own type, so callers stay fully typed.
+With ``NUMBA_DISABLE_JIT=1`` numba returns the function unchanged: the same code runs as plain
+Python.
+
+numba keys its on-disk cache to the source file of each function only, so a cached caller
+keeps the old code of a callee or a constant from another module after that module changes,
+and silently computes with it.  Importing this module therefore points numba's cache at a
+directory named by a fingerprint of all engine sources: any edit starts a fresh cache.  The
+base directory is ``NUMBA_CACHE_DIR`` when set (a service's cache directory), else
+``engine/__pycache__/numba``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numba
 
 F = TypeVar("F", bound=Callable[..., object])
+
+_ENGINE_DIR = Path(__file__).resolve().parent
+
+
+def _source_fingerprint() -> str:
+    """A digest of every engine source file (names and contents)."""
+    digest = hashlib.sha256()
+    for path in sorted(_ENGINE_DIR.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> str:
+    """The numba cache directory for the current engine sources."""
+    base = os.environ.get("NUMBA_CACHE_DIR") or str(_ENGINE_DIR / "__pycache__" / "numba")
+    return os.path.join(base, _source_fingerprint())
+
+
+# numba reads this when a cached function is declared: set it before any engine module does
+setattr(numba.config, "CACHE_DIR", cache_dir())  # noqa: B010 (the stubs do not declare it)
 
 # numba's own (undocumented in its type stubs) switch for compiling without its runtime
 _WITHOUT_RUNTIME: dict[str, Any] = {"_nrt": False}
@@ -35,3 +66,8 @@ def njit_noalloc(fn: F) -> F:
     runtime (``_nrt=False``), so they must not create arrays; views and scalars are fine.
     """
     return cast(F, numba.njit(cache=True, nogil=True, **_WITHOUT_RUNTIME)(fn))
+
+
+def njit_noalloc_inline(fn: F) -> F:
+    """``njit_noalloc`` inlined into compiled callers."""
+    return cast(F, numba.njit(cache=True, nogil=True, inline="always", **_WITHOUT_RUNTIME)(fn))

@@ -22,6 +22,11 @@ All functions are compiled with numba and take the position arrays of ``engine.b
     an attack test; every other move is legal at once.
 ``gen_legal(board, stack, meta, moves) -> int``
     The legal moves only (generate, then filter with ``is_legal``).
+
+``in_check_inline`` and ``is_legal_inline`` are the same functions marked for inlining into
+compiled callers.  Use them from functions compiled with ``engine.jit.njit_noalloc`` (no
+reference counting); from functions with numba's runtime, call the plain names: inlined into
+such a caller, every array use would gain reference counting and cost more than the call.
 """
 
 from __future__ import annotations
@@ -60,10 +65,11 @@ from engine.constants import (
     S_CHECK,
     S_EP,
     S_KING,
+    S_PINS,
     S_SIDE,
     WHITE,
 )
-from engine.jit import njit_noalloc
+from engine.jit import njit_noalloc, njit_noalloc_inline
 
 BoardArray = npt.NDArray[np.int8]
 StackArray = npt.NDArray[np.int32]
@@ -115,8 +121,8 @@ def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
     return False
 
 
-@njit_noalloc
-def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
+@njit_noalloc_inline
+def in_check_inline(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
     """Is the side to move in check?  Computed once per position and cached in ``S_CHECK``."""
     ply = meta[M_PLY]
     cached = stack[ply, S_CHECK]
@@ -126,6 +132,51 @@ def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
     checked = is_square_attacked(board, stack[ply, S_KING + us], 1 - us)
     stack[ply, S_CHECK] = 1 if checked else 0
     return checked
+
+
+@njit_noalloc
+def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
+    """Is the side to move in check?  (A call; ``in_check_inline`` is inlined.)"""
+    return in_check_inline(board, stack, meta)
+
+
+@njit_noalloc_inline
+def _pinned_lines(board: BoardArray, stack: StackArray, meta: MetaArray) -> int:
+    """King steps along which a piece of the side to move is pinned, as bits ``1 << (step + 11)``.
+
+    Computed once per position and cached in ``S_PINS``: a move of a piece on a line without a
+    pin can never expose the king, which spares most moves an attack test.
+    """
+    ply = meta[M_PLY]
+    cached = stack[ply, S_PINS]
+    if cached >= 0:
+        return int(cached)
+    us = stack[ply, S_SIDE]
+    them = 1 - us
+    ksq = stack[ply, S_KING + us]
+    lines = 0
+    for i in range(8):
+        step = KING_STEPS[i]
+        s = ksq + step
+        p = board[s]
+        while p == 0:
+            s += step
+            p = board[s]
+        if p <= 0 or (p >> 3) != us:
+            continue  # the border or an enemy piece: nothing of ours pinned on this line
+        s += step
+        p = board[s]
+        while p == 0:
+            s += step
+            p = board[s]
+        if p <= 0 or (p >> 3) != them:
+            continue
+        ptype = p & 7
+        diagonal = step == 9 or step == -9 or step == 11 or step == -11
+        if ptype == QUEEN or ptype == (BISHOP if diagonal else ROOK):
+            lines |= 1 << (step + 11)
+    stack[ply, S_PINS] = lines
+    return lines
 
 
 @njit_noalloc
@@ -256,7 +307,7 @@ def _gen(
                 if target > 0 and (target >> 3) != us:
                     moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
                     n += 1
-    if quiets and stack[ply, S_CASTLE] != 0 and not in_check(board, stack, meta):
+    if quiets and stack[ply, S_CASTLE] != 0 and not in_check_inline(board, stack, meta):
         n = _gen_castling(board, stack, meta, moves, n)
     return n
 
@@ -276,10 +327,10 @@ def gen_captures(board: BoardArray, stack: StackArray, meta: MetaArray, moves: M
 @njit_noalloc
 def gen_quiescence(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
     """Captures and promotions, or every move when in check (the evasions); returns how many."""
-    return _gen(board, stack, meta, moves, in_check(board, stack, meta))
+    return _gen(board, stack, meta, moves, in_check_inline(board, stack, meta))
 
 
-@njit_noalloc
+@njit_noalloc_inline
 def _exposes_king(board: BoardArray, ksq: int, step: int, them: int) -> bool:
     """Does the first piece from ``ksq`` along ``step`` give check along that line?"""
     s = ksq + step
@@ -296,8 +347,8 @@ def _exposes_king(board: BoardArray, ksq: int, step: int, them: int) -> bool:
     return bool(ptype == (BISHOP if diagonal else ROOK))
 
 
-@njit_noalloc
-def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
+@njit_noalloc_inline
+def is_legal_inline(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
     """Does the pseudo-legal ``move`` leave the mover's king out of check?"""
     ply = meta[M_PLY]
     us = stack[ply, S_SIDE]
@@ -341,7 +392,7 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
         board[cap] = victim
         board[frm] = pawn
         return not attacked
-    if in_check(board, stack, meta):
+    if in_check_inline(board, stack, meta):
         piece = board[frm]
         target = board[to]
         board[to] = piece
@@ -352,7 +403,7 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
         return not attacked
     # not in check: only a piece pinned to its king can expose it, along the line king -> piece
     step = LINE_STEP[frm - ksq + 119]
-    if step == 0:
+    if step == 0 or not _pinned_lines(board, stack, meta) & (1 << (step + 11)):
         return True
     s = ksq + step
     while board[s] == 0:
@@ -376,7 +427,14 @@ def gen_legal(board: BoardArray, stack: StackArray, meta: MetaArray, moves: Move
     k = 0
     for i in range(n):
         m = moves[i]
-        if is_legal(board, stack, meta, m):
+        if is_legal_inline(board, stack, meta, m):
             moves[k] = m
             k += 1
     return k
+
+
+@njit_noalloc
+def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
+    """Does the pseudo-legal ``move`` leave the mover's king safe?  (A call; see
+    ``is_legal_inline``.)"""
+    return is_legal_inline(board, stack, meta, move)
