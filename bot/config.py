@@ -62,15 +62,22 @@ def _got(value: object) -> str:
     return f"got {value!r}"
 
 
+def _allowed(what: str, minimum: float | None, maximum: float | None,
+             exclusive_min: bool = False) -> str:
+    """"must be a number of seconds >= 0": what a bounded number key allows."""
+    bounds = []
+    if minimum is not None:
+        bounds.append(f"{'>' if exclusive_min else '>='} {minimum:g}")
+    if maximum is not None:
+        bounds.append(f"<= {maximum:g}")
+    return f"must be {what}" + (f" {' and '.join(bounds)}" if bounds else "")
+
+
 def _number(minimum: float | None = None, maximum: float | None = None,
             what: str = "a number of seconds", exclusive_min: bool = False) -> Check:
+    allowed = _allowed(what, minimum, maximum, exclusive_min)
+
     def check(value: Any) -> float:
-        bounds = []
-        if minimum is not None:
-            bounds.append(f"{'>' if exclusive_min else '>='} {minimum:g}")
-        if maximum is not None:
-            bounds.append(f"<= {maximum:g}")
-        allowed = f"must be {what}" + (f" {' and '.join(bounds)}" if bounds else "")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _Invalid(f"{allowed}, {_got(value)}")
         number = float(value)
@@ -84,13 +91,9 @@ def _number(minimum: float | None = None, maximum: float | None = None,
 
 def _integer(minimum: int | None = None, maximum: int | None = None,
              what: str = "an integer") -> Check:
+    allowed = _allowed(what, minimum, maximum)
+
     def check(value: Any) -> int:
-        bounds = []
-        if minimum is not None:
-            bounds.append(f">= {minimum}")
-        if maximum is not None:
-            bounds.append(f"<= {maximum}")
-        allowed = f"must be {what}" + (f" {' and '.join(bounds)}" if bounds else "")
         if isinstance(value, bool) or not isinstance(value, int):
             raise _Invalid(f"{allowed}, {_got(value)}")
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
