@@ -20,7 +20,8 @@ import contextlib
 import logging
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import chess
 from aiohttp import web
@@ -58,11 +59,16 @@ class GameRecord:
     chat: tuple[ChatLine, ...]
     fen: str
     rated: bool
-    pgn: str
+    export: Callable[[], str] = field(repr=False, compare=False)
 
     @property
     def finished(self) -> bool:
         return self.status not in ("created", "started")
+
+    @cached_property
+    def pgn(self) -> str:
+        """The PGN export (with %clk comments), made when first read."""
+        return self.export()
 
 
 class SandboxServer:
@@ -222,7 +228,7 @@ class SandboxServer:
             initial_fen=game.initial_fen, moves=tuple(game.uci_moves), status=game.status,
             winner=None if game.winner is None else color_name(game.winner),
             chat=tuple(game.chat), fen=game.board.fen(), rated=game.rated,
-            pgn=export(game, self._url, ExportOptions(clocks=True)))
+            export=lambda: export(game, self._url, ExportOptions(clocks=True)))
 
     def game_records(self) -> list[GameRecord]:
         return [self.game_record(game_id) for game_id in self.lobby.games]

@@ -280,6 +280,7 @@ async def test_export_gives_pgn_and_json(duel: Duel) -> None:
     assert '[TimeControl "180+2"]' in pgn.text
     assert "1. f3 { [%clk 0:03:00] } 1... e5" in pgn.text
     assert "2... Qh4# { [%clk" in pgn.text
+    assert duel.sandbox.game_record(game_id).pgn == pgn.text
     bare = await duel.bot.get(f"/game/export/{game_id}?tags=false&clocks=false")
     assert bare.text.strip() == "1. f3 e5 2. g4 Qh4# 0-1"
     body = (await duel.bot.get(f"/game/export/{game_id}",
