@@ -59,6 +59,7 @@ log = logging.getLogger(__name__)
 
 EXIT_OK: Final = 0
 EXIT_FATAL: Final = 1
+EXIT_CONFIG: Final = 3  # a configured file (book, tablebase) cannot be used: a person must fix it
 EXIT_ACCOUNT: Final = 4  # the token or the account cannot play: a restart would not help
 EXIT_INTERRUPTED: Final = 130
 ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge holds a slot until its gameStart, at most
@@ -77,6 +78,10 @@ class FatalError(Exception):
 
 class AccountProblem(FatalError):
     """The token or the account cannot play (a person must fix it)."""
+
+
+class ConfigProblem(FatalError):
+    """A configured feature cannot be used, e.g. a missing book file (a person must fix it)."""
 
 
 class Bot:
@@ -451,7 +456,7 @@ async def run_bot(
             try:
                 features = Features(config, url=url, token=token)
             except FeatureError as exc:
-                raise FatalError(str(exc)) from exc
+                raise ConfigProblem(str(exc)) from exc
             hooks = features.hooks()
         bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify)
         if handle_signals:
@@ -474,7 +479,9 @@ async def run_bot(
         return EXIT_OK
     except FatalError as exc:
         log.critical("%s", exc)
-        return EXIT_ACCOUNT if isinstance(exc, AccountProblem) else EXIT_FATAL
+        if isinstance(exc, AccountProblem):
+            return EXIT_ACCOUNT
+        return EXIT_CONFIG if isinstance(exc, ConfigProblem) else EXIT_FATAL
     except BaseExceptionGroup as group:
         auth = group.subgroup(AuthError)
         if auth is not None:

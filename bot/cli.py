@@ -22,7 +22,7 @@ class ExitCode(IntEnum):
     OK = 0
     ERROR = 1            # the bot stopped on an error, or an action was not confirmed
     USAGE = 2            # bad command-line arguments
-    CONFIG = 3           # the configuration file is missing or invalid
+    CONFIG = 3           # the configuration (or a book or tablebase it names) is unusable
     TOKEN = 4            # no usable token, or the account cannot play (not a BOT, no scope)
     UNREACHABLE = 5      # the server could not be reached or failed
     INTERRUPTED = 130    # stopped with Ctrl-C before it could finish
@@ -33,7 +33,7 @@ exit codes:
   0    success (play: stopped cleanly on SIGTERM or Ctrl-C)
   1    error: the bot stopped on an unexpected error, or an upgrade was not confirmed
   2    bad command-line arguments
-  3    the configuration file is missing or invalid (nothing was changed)
+  3    the configuration is invalid, or a file it names (book, tablebase) is unusable
   4    no usable token, or the account cannot play (not a BOT account, no bot:play scope)
   5    the server could not be reached, or answered with an error
   130  interrupted with Ctrl-C"""

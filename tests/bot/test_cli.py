@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import aiohttp
@@ -256,3 +257,24 @@ def test_check_config_opens_books_and_finds_the_engine(
     out = capsys.readouterr().out
     assert "# problem: engine.command: cannot find the program 'no-such-engine-here'" in out
     assert f"# problem: opening book '{tmp_path / 'no.bin'}' does not exist" in out
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.mark.usefixtures("restore_logging")
+async def test_play_exit_codes_that_stop_systemd_restarting(
+        server: SandboxServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Problems a restart cannot fix end `play` with 3 or 4 (RestartPreventExitStatus)."""
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("human", bot=False))
+    assert await kibitz("play", "--url", server.url) == ExitCode.TOKEN
+    config = tmp_path / "book.yml"
+    config.write_text(f"book: {{enabled: true, books: {{standard: ['{tmp_path / 'no.bin'}']}}}}\n")
+    monkeypatch.setenv(TOKEN_ENV, server.add_account("MyBot", bot=True))
+    assert await kibitz("play", "--config", str(config), "--url", server.url) == ExitCode.CONFIG
