@@ -314,7 +314,7 @@ class Matchmaker:
                 for bot in bots:
                     bot_id = str(bot["id"]).lower()
                     if bot_id == self.me_id or bot_id in blocked or bot_id in engaged \
-                            or bot.get("title", "BOT") != "BOT" or bot.get("disabled"):
+                            or bot.get("title") != "BOT" or bot.get("disabled"):
                         continue
                     if recent_limit is not None and recent.get(bot_id, 0) >= recent_limit:
                         continue
