@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
 
-from bot.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config
+from bot.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config, parse_url
 from bot.token import Token, TokenError, resolve_token
 
 
@@ -52,7 +52,7 @@ def _version() -> str:
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the epilogs' line breaks and shows defaults where they are not obvious."""
+    """Keeps the line breaks of the epilogs (exit codes, token sources)."""
 
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +62,7 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_url(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", metavar="URL",
+    parser.add_argument("--url", metavar="URL", type=_server_url,
                         help="server base URL, overriding the config key url "
                              "(e.g. a sandbox at http://127.0.0.1:8080)")
 
@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and play one short game you can watch here: moves, clocks, the bot's score and "
         "principal variation, and the result. Then say where the PGN was written. "
         "Needs no account and no network.")
-    demo.add_argument("--clock", default="1+1", metavar="MIN+INC",
+    demo.add_argument("--clock", default="1+1", metavar="MIN+INC", type=_clock,
                       help="time control: minutes + increment seconds (default: %(default)s)")
     demo.add_argument("--opponent", choices=("random", "engine"), default="random",
                       help="random: a random mover; engine: a second copy of the built-in "
@@ -170,6 +170,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _server_url(text: str) -> str:
+    try:
+        return parse_url(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _clock(text: str) -> str:
+    from bot.demo import DemoError, parse_clock
+
+    try:
+        parse_clock(text)
+    except DemoError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -193,7 +210,7 @@ def _load(args: argparse.Namespace) -> Config:
 
 def _url(args: argparse.Namespace, config: Config) -> str:
     url: str | None = getattr(args, "url", None)
-    return url.rstrip("/") if url else config.url
+    return url or config.url
 
 
 def _token(config: Config) -> Token:

@@ -175,6 +175,15 @@ def _url(value: Any) -> str:
     return value.rstrip("/")
 
 
+def parse_url(text: str) -> str:
+    """A server base URL as the config key `url` allows it (no trailing slash); ValueError
+    says what is wrong."""
+    try:
+        return str(_url(text))
+    except _Invalid as error:
+        raise ValueError(str(error)) from None
+
+
 def _engine_command(value: Any) -> tuple[str, ...] | None:
     """null (the built-in engine), a program path, or an argv list."""
     if value is None:

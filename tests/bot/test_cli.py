@@ -69,11 +69,15 @@ def test_top_level_help_lists_commands(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in ([], ["fly"], ["sandbox", "--port", "99999"], ["play", "--log-level", "loud"]):
+    for argv in ([], ["fly"], ["sandbox", "--port", "99999"], ["play", "--log-level", "loud"],
+                 ["play", "--url", "lichess.org"], ["demo", "--clock", "fast"]):
         with pytest.raises(SystemExit) as done:
             cli.run(argv)
         assert done.value.code == ExitCode.USAGE
-    assert "must be a port number 0-65535, got 99999" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "must be a port number 0-65535, got 99999" in err
+    assert "--url: must be an http:// or https:// URL, got 'lichess.org'" in err
+    assert "expected MINUTES+INCREMENT" in err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
