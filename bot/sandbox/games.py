@@ -232,7 +232,9 @@ class Game:
         try:
             move = chess.Move.from_uci(uci)
         except ValueError:
-            raise ApiError(400, f"Invalid UCI: {uci}") from None
+            move = chess.Move.null()
+        if not move:  # python-chess reads "0000" as a null move; lila knows no such move
+            raise ApiError(400, f"Invalid UCI: {uci}")
         self.check_flag()
         if not self.playing or self.turn != color:
             raise ApiError(400, "Not your turn, or game already over")

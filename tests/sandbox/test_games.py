@@ -62,6 +62,7 @@ async def test_unknown_games_and_other_peoples_games_are_404(
     ("e7e5", "No piece on e7"),
     ("zz99", "Invalid UCI: zz99"),
     ("e2e4x", "Invalid UCI: e2e4x"),
+    ("0000", "Invalid UCI: 0000"),
 ])
 async def test_illegal_moves_are_refused(duel: Duel, uci: str, error: str) -> None:
     game_id = await duel.start_game(bot_color="white")
