@@ -134,8 +134,12 @@ class LiveHandler(logging.StreamHandler[TextIO]):
     def _draw(self) -> str:
         if self.overlay is None:
             return ""
-        width = max(20, shutil.get_terminal_size().columns - 1)
+        size = shutil.get_terminal_size()
+        width, height = max(20, size.columns - 1), max(3, size.lines - 2)
         lines = [line[:width] for line in self.overlay()]  # no wrapping: the count must hold
+        if len(lines) > height:  # the cursor cannot go back above the top of the screen
+            hidden = len(lines) - height + 1
+            lines = [*lines[: height - 1], f"... and {hidden} more"]
         self._drawn = len(lines)
         return "".join(line + "\n" for line in lines)
 

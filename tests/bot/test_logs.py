@@ -145,3 +145,19 @@ def test_live_view_only_on_a_terminal_unless_asked() -> None:
     finally:
         logging.getLogger().removeHandler(handler)
     assert live_view_handler("always") is None  # no handler installed: nothing to draw on
+
+
+def test_live_overlay_never_outgrows_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINES", "8")
+    monkeypatch.setenv("COLUMNS", "30")
+    out = io.StringIO()
+    handler = setup_logging("info", stream=out, environ={})
+    try:
+        handler.overlay = lambda: [f"game {n} " + "x" * 50 for n in range(20)]
+        handler.redraw()
+    finally:
+        logging.getLogger().removeHandler(handler)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 6
+    assert all(len(line) <= 29 for line in lines)
+    assert lines[-1] == "... and 15 more"
