@@ -150,7 +150,10 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
                 await asyncio.sleep(2.8)
                 assert not server.game_record(chat_id).finished, "aborted despite !wait"
                 await chatter.move_after(chat_id, 1)
-                for text in ("!help", "!name", "!eval", "!ev@l <%s{0}>", "!pv off"):
+                # The PV of the bot's second move is out before the PV is switched off.
+                await until(lambda: sum(" | PV " in line for line in bot_lines(
+                    server.game_record(chat_id), "player")) >= 2, what="two kibitz lines")
+                for text in ("!help", "!name", "!eval", "!queue", "!ev@l <%s{0}>", "!pv off"):
                     await chatter.say(chat_id, text)
                 server.game(chat_id).say(fan, "spectator", "!eval")
                 await until(lambda: any("PV after each move: off" in line for line in
@@ -183,6 +186,7 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     assert any(line.startswith("I am kibitz, running") for line in player)
     assert "I share my evaluation with spectators only." in player
     assert "Unknown command. Type !help for the list." in player
+    assert "No challenges waiting." in player
     asked = next(i for i, line in enumerate(chat.chat) if line.username == "fan")
     assert any(line.username.lower() == BOT and line.room == "spectator"
                and line.text.startswith("depth ") for line in chat.chat[asked:])
