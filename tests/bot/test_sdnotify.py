@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import sys
@@ -104,13 +105,14 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
     """The real bot, as systemd runs it: READY=1, WATCHDOG=1 pings, STOPPING=1 on SIGTERM,
     exit 0, and journal-style log lines (no time stamps, priority prefixes)."""
     from bot.config import dump_config
+    from bot.sandbox.opponent import ChallengeSpec
     from bot.sandbox.server import SandboxServer
-    from tests.bot.e2e_support import make_config
+    from tests.bot.e2e_support import engine_command, make_config
 
     systemd = FakeSystemd(str(socket_path))
     systemd.sock.setblocking(False)
     config_file = tmp_path / "kibitz.yml"
-    config_file.write_text(dump_config(make_config(tmp_path)))
+    config_file.write_text(dump_config(make_config(tmp_path, max_move_s=0.5)))
     log_file = tmp_path / "journal.log"
     server = SandboxServer()
     url = await server.start()
@@ -130,6 +132,11 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
             try:
                 messages = await _collect(systemd, until="READY=1", timeout_s=120)
                 messages += await _collect(systemd, until="WATCHDOG=1", timeout_s=10, count=3)
+                # A game in progress shows in the status (opponent, clocks, score).
+                await server.start_opponent(
+                    "sparring", engine=engine_command(), movetime_s=0.5,
+                    challenge=ChallengeSpec("kibitz", 180, 0, repeat=False))
+                messages += await _collect(systemd, until="STATUS=1 game: ", timeout_s=30)
                 process.send_signal(signal.SIGTERM)
                 messages += await _collect(systemd, until="STOPPING=1", timeout_s=20)
                 code = await asyncio.wait_for(process.wait(), 30)
@@ -144,6 +151,9 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
     assert lines.index("READY=1") < lines.index("STOPPING=1")
     assert lines.count("WATCHDOG=1") >= 3
     assert any(line.startswith("STATUS=no games in progress") for line in lines)
+    [playing] = [line for line in lines if line.startswith("STATUS=1 game: ")][:1]
+    assert re.match(r"STATUS=1 game: \w{8} vs sparring \((white|black), \d+:\d\d v \d+:\d\d",
+                    playing)
     journal = log_file.read_text()
     assert "<6>app: ready: accepting challenges" in journal
     assert token not in journal
@@ -152,7 +162,7 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
 
 async def _collect(systemd: FakeSystemd, *, until: str, timeout_s: float,
                    count: int = 1) -> list[list[str]]:
-    """Messages received until `until` has been seen `count` times."""
+    """Messages received until a line starting with `until` has been seen `count` times."""
     loop = asyncio.get_running_loop()
     messages: list[list[str]] = []
     seen = 0
@@ -161,5 +171,5 @@ async def _collect(systemd: FakeSystemd, *, until: str, timeout_s: float,
             data = await loop.sock_recv(systemd.sock, 4096)
             message = data.decode().split("\n")
             messages.append(message)
-            seen += message.count(until)
+            seen += sum(line.startswith(until) for line in message)
     return messages
