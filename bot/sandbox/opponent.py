@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 RECONNECT_S = 0.5
 RECHALLENGE_S = 2.0
 DEFAULT_MOVETIME_S = 0.05
+# A refused move (429, 5xx, no connection) is tried again this often, this far apart.
+MOVE_ATTEMPTS = 5
+RETRY_PAUSE_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,14 @@ class Opponent:
             log.debug("opponent %s: POST %s failed: %r", self.username, path, exc)
             return 0
 
+    async def _post_move(self, game_id: str, move: str) -> None:
+        """Send a move, retrying a few times on 429, 5xx and network errors."""
+        for _ in range(MOVE_ATTEMPTS):
+            status = await self._post(f"/api/{self.api}/game/{game_id}/move/{move}")
+            if status != 0 and status != 429 and status < 500:
+                return
+            await asyncio.sleep(RETRY_PAUSE_S)
+
     # --- events --------------------------------------------------------------------------
 
     async def _run_events(self) -> None:
@@ -258,7 +269,7 @@ class Opponent:
                             board.push_uci(uci)
                         if board.turn == color and not board.is_game_over():
                             move = await self._choose(board, state)
-                            await self._post(f"/api/{self.api}/game/{game_id}/move/{move}")
+                            await self._post_move(game_id, move)
                 return
             except (TimeoutError, aiohttp.ClientError, json.JSONDecodeError) as exc:
                 log.debug("opponent %s: game stream %s ended: %r", self.username, game_id, exc)

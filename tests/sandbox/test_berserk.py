@@ -27,6 +27,7 @@ class BerserkGame:
     final_state: dict[str, Any] = field(default_factory=dict)
     chat: list[tuple[str, str]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
+    online: list[str] = field(default_factory=list)
 
 
 def greedy_move(board: chess.Board, rng: random.Random) -> chess.Move:
@@ -63,6 +64,8 @@ def play_with_berserk(url: str, token: str, username: str) -> BerserkGame:
             elif event["type"] == "gameStart":
                 result.game_id = event["game"]["gameId"]
                 result.color = event["game"]["color"]
+                # The event stream is open: the account counts as an online bot.
+                result.online = [user["id"] for user in client.bots.get_online_bots()]
                 break
         my_color = result.color == "white"
         board = chess.Board()
@@ -101,6 +104,7 @@ async def test_berserk_plays_a_whole_game_against_the_builtin_opponent(
         greeting="Good luck, have fun", seed=11)
     played = await asyncio.to_thread(play_with_berserk, sandbox.url, token, "berserker")
     assert played.events[:2] == ["challenge", "gameStart"]
+    assert played.online == ["berserker"]
     record = await sandbox.wait_for_game_end(played.game_id, timeout_s=10)
     assert record.finished
     assert played.final_state["status"] == record.status

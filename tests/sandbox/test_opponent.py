@@ -94,3 +94,21 @@ async def test_server_side_challenges_reach_the_event_stream(
     assert (event["challenge"]["finalColor"], event["challenge"]["rated"]) == ("black", True)
     with pytest.raises(ApiError, match=r"clock\.limit"):
         await sandbox.challenge("human1", "bot1", 70, 0)
+
+
+async def test_the_opponent_retries_a_move_refused_by_a_fault(
+        sandbox: SandboxServer, duel: Duel) -> None:
+    await sandbox.start_opponent("sparring", seed=9)
+    sandbox.rate_limit("/api/board/game/*/move/*", username="sparring", count=1)
+    sandbox.fail(503, "/api/board/game/*/move/*", username="sparring", count=1)
+    reply = await duel.bot.post("/api/challenge/sparring", data={
+        "clock.limit": "300", "clock.increment": "0", "color": "white"})
+    game_id = reply.json()["id"]
+    await sandbox.wait_for_game("sparring")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        await stream.next()
+        await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
+        state = await stream.until("gameState", timeout_s=5)
+        while len(state["moves"].split()) < 2:
+            state = await stream.until("gameState", timeout_s=5)
+    assert [f.fired for f in sandbox.faults.request_faults] == [1, 1]
