@@ -152,8 +152,9 @@ class _Request:
 class OnlineSources:
     """The online sources for one game, asked in order: tablebase, explorer, cloud eval.
 
-    ``session`` is the bot's shared aiohttp session; ``headers`` go with every
-    request (the explorer wants the account's token).
+    ``session`` is the bot's shared aiohttp session; ``headers`` (the account's
+    token, which the explorer wants) go to the explorer and cloud eval, never to
+    the tablebase host.
     """
 
     def __init__(
@@ -227,8 +228,9 @@ class OnlineSources:
     async def _get_json(self, request: _Request, path: str,
                         params: Mapping[str, str]) -> Mapping[str, Any]:
         timeout = aiohttp.ClientTimeout(total=request.timeout_s)
+        headers = {} if request.source is self.tablebase else self._headers
         async with self._session.get(f"{request.source.url}{path}", params=params, timeout=timeout,
-                                     headers=self._headers) as response:
+                                     headers=headers) as response:
             if response.status == 429:
                 raise _RateLimited
             if response.status == 404:

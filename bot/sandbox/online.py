@@ -36,6 +36,8 @@ class OnlineFixtures:
     delay_s: dict[str, float] = field(default_factory=dict)  # per service
     fail_status: dict[str, int] = field(default_factory=dict)  # per service
     requests: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SERVICES, 0))
+    # Requests that carried an Authorization header, per service.
+    authorized: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SERVICES, 0))
 
     def add_explorer_move(self, fen: str, uci: str, *, white: int = 10, draws: int = 10,
                           black: int = 10) -> None:
@@ -77,6 +79,8 @@ def register_online_routes(app: web.Application,
     async def checked_fen(service: str, request: web.Request) -> str | web.Response:
         """The request's FEN, or the reply to send instead (an injected fault, a bad FEN)."""
         tables.requests[service] = tables.requests.get(service, 0) + 1
+        if "Authorization" in request.headers:
+            tables.authorized[service] = tables.authorized.get(service, 0) + 1
         delay = tables.delay_s.get(service, 0.0)
         if delay > 0:
             await asyncio.sleep(delay)

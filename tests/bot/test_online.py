@@ -194,3 +194,16 @@ async def test_the_budget_bounds_all_requests(services: Services) -> None:
     answer = await sources.probe(chess.Board(KRK), budget_s=0.2)
     assert answer.move is None and answer.elapsed_s < 0.5
     assert sources.tablebase.misses == 1 and services.fixtures.requests["explorer"] == 0
+
+
+async def test_the_token_goes_to_the_explorer_never_to_the_tablebase(services: Services) -> None:
+    services.fixtures.add_tablebase(KRK, "win", [("a1a5", "loss")])
+    services.fixtures.add_explorer_move(START_FEN, "e2e4")
+    on = SourceSettings(enabled=True)
+    sources = OnlineSources(services.session, OnlineEndpoints(*[services.url] * 3),
+                            explorer=on, cloud_eval=on, online_tablebase=on,
+                            headers={"Authorization": "Bearer lip_secret"})
+    assert (await sources.probe(chess.Board(KRK))).move is not None
+    assert (await sources.probe(chess.Board())).move is not None
+    assert services.fixtures.requests["tablebase"] == 1
+    assert services.fixtures.authorized == {"explorer": 1, "cloud_eval": 0, "tablebase": 0}
