@@ -41,6 +41,7 @@ DECLINE_REASONS = {
     "noBot": "I'm not accepting challenges from bots.",
     "onlyBot": "I'm only accepting challenges from bots.",
 }
+CHESS960_POSITIONS = 960
 RULES = frozenset({"noAbort", "noRematch", "noGiveTime", "noClaimWin", "noEarlyDraw"})
 COLORS = frozenset({"white", "black", "random"})
 TRUE_WORDS = frozenset({"true", "1", "on", "yes"})
@@ -173,7 +174,7 @@ class Challenge:
             self.final_color = (random.choice(("white", "black")) if color == "random"
                                 else color)
         if self.request.variant == "chess960" and self.request.fen is None:
-            board = chess.Board.from_chess960_pos(random.randrange(960))
+            board = chess.Board.from_chess960_pos(random.randrange(CHESS960_POSITIONS))
             self.request = dataclasses.replace(self.request, fen=board.fen())
 
     @property

@@ -13,7 +13,7 @@ import json
 import logging
 import random
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -69,7 +69,6 @@ class OpponentSettings:
     greeting: str | None = None  # said in the player room at the start of each game
     accept_draws: bool = False
     accept_takebacks: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Opponent:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import chess
 from aiohttp import web
 
 from bot.sandbox.accounts import Account
-from bot.sandbox.challenges import ChallengeRequest
+from bot.sandbox.challenges import CHESS960_POSITIONS, ChallengeRequest
 from bot.sandbox.errors import ApiError
 from bot.sandbox.faults import FaultPlan, RequestFault, StreamFault, parse_fault
 from bot.sandbox.games import ChatLine, FirstMoveTimers, Game, GameSettings, color_name
@@ -35,6 +36,7 @@ from bot.sandbox.lobby import QUIRK_NAMES, Lobby, LobbySettings, Quirks
 from bot.sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
 from bot.sandbox.pgn import ExportOptions, export
 from bot.sandbox.ratelimit import RateLimits
+from bot.sandbox.routes import Api
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +115,6 @@ class SandboxServer:
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Serve on host:port (0 picks a free port) and return the base URL."""
-        from bot.sandbox.routes import Api
-
         api = Api(self.lobby, self.faults)
         app = web.Application(middlewares=[api.middleware])
         app.add_routes(api.routes())
@@ -184,7 +184,7 @@ class SandboxServer:
         request = ChallengeRequest.parse(form)
         fen = request.fen
         if request.variant == "chess960" and fen is None:
-            fen = chess.Board.from_chess960_pos(0).fen()
+            fen = chess.Board.from_chess960_pos(random.randrange(CHESS960_POSITIONS)).fen()
         game = self.lobby.start_game(self.account(white), self.account(black),
                                      request.time_control, request.variant, fen,
                                      request.rated, source=source)
