@@ -72,8 +72,12 @@ class TablebaseSource:
 
 
 def tablebase_answer(verdict: RootProbe, quality: TablebaseQuality, source: str) -> SourceAnswer:
-    """The move (best) or the root restriction (suggest) a tablebase verdict gives."""
-    if quality is TablebaseQuality.SUGGEST and len(verdict.keeping_moves) > 1:
+    """The move (best) or the root restriction (suggest) a tablebase verdict gives.
+
+    Without DTZ the best move is not known to make progress: the engine chooses
+    among the moves that keep the result, whatever the quality."""
+    suggest = quality is TablebaseQuality.SUGGEST or not verdict.dtz_known
+    if suggest and len(verdict.keeping_moves) > 1:
         return RootRestriction(verdict.keeping_moves, source, verdict.wdl)
     info = {"string": f"{source} {WDL_WORDS.get(verdict.wdl, '?')}, DTZ {verdict.dtz}"}
     return SourcedMove(verdict.best_move, source, info, verdict.wdl)

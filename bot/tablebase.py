@@ -26,8 +26,8 @@ import chess.syzygy
 # A table file name: material of both sides, e.g. "KRPvKR".
 _TABLE_NAME = re.compile(r"^K[QRBNP]*vK[QRBNP]*$")
 
-Probe = Callable[[chess.Board], tuple[int, int]]
-"""(WDL, DTZ) of a position for the side to move; raises KeyError when not covered."""
+Probe = Callable[[chess.Board], tuple[int, int | None]]
+"""(WDL, DTZ or None without DTZ tables) for the side to move; KeyError when not covered."""
 
 
 class TablebaseError(ValueError):
@@ -49,6 +49,7 @@ class RootProbe:
     best_move: chess.Move  # keeps ``wdl`` and makes the best progress by DTZ
     dtz: int  # DTZ of the root position after ``best_move``, from our side (0 for a draw)
     keeping_moves: tuple[chess.Move, ...]  # every move that keeps ``wdl``
+    dtz_known: bool = True  # False with WDL tables only: ``best_move`` need not make progress
 
     @property
     def is_draw(self) -> bool:
@@ -67,6 +68,7 @@ def rank_root_moves(board: chess.Board, probe: Probe) -> RootProbe | None:
     WDL, then (winning) the zeroing move or the lowest DTZ, (losing) the highest DTZ.
     """
     ranked: list[tuple[tuple[int, int, int], int, chess.Move]] = []
+    dtz_known = True
     for move in board.legal_moves:
         zeroing = board.is_zeroing(move)
         board.push(move)
@@ -77,7 +79,9 @@ def rank_root_moves(board: chess.Board, probe: Probe) -> RootProbe | None:
                 wdl, dtz, mate = 0, 0, 0
             else:
                 their_wdl, their_dtz = probe(board)
-                wdl, dtz, mate = -their_wdl, -their_dtz, 0
+                if their_dtz is None:
+                    dtz_known = False
+                wdl, dtz, mate = -their_wdl, -(their_dtz or 0), 0
         except KeyError:
             return None
         finally:
@@ -95,7 +99,8 @@ def rank_root_moves(board: chess.Board, probe: Probe) -> RootProbe | None:
     ranked.sort(key=lambda item: item[0], reverse=True)
     best_key, best_dtz, best_move = ranked[0]
     keeping = tuple(move for key, _, move in ranked if key[0] == best_key[0])
-    return RootProbe(wdl=best_key[0], best_move=best_move, dtz=best_dtz, keeping_moves=keeping)
+    return RootProbe(wdl=best_key[0], best_move=best_move, dtz=best_dtz, keeping_moves=keeping,
+                     dtz_known=dtz_known)
 
 
 class Syzygy:
@@ -132,8 +137,12 @@ class Syzygy:
         except (KeyError, OSError, ValueError):  # missing or damaged table
             return None
 
-    def _probe(self, board: chess.Board) -> tuple[int, int]:
-        return self._tablebase.probe_wdl(board), self._tablebase.probe_dtz(board)
+    def _probe(self, board: chess.Board) -> tuple[int, int | None]:
+        wdl = self._tablebase.probe_wdl(board)
+        try:
+            return wdl, self._tablebase.probe_dtz(board)
+        except chess.syzygy.MissingTableError:  # WDL tables without their DTZ tables
+            return wdl, None
 
     def close(self) -> None:
         self._tablebase.close()

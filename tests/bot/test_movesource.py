@@ -95,6 +95,9 @@ def test_tablebase_best_or_suggest() -> None:
     assert best.info["string"] == "tablebase win, DTZ 7"
     suggest = tablebase_answer(verdict, TablebaseQuality.SUGGEST, "tablebase")
     assert isinstance(suggest, RootRestriction) and suggest.moves == keep
+    without_dtz = tablebase_answer(replace(verdict, dtz_known=False), TablebaseQuality.BEST,
+                                   "tablebase")
+    assert isinstance(without_dtz, RootRestriction) and without_dtz.moves == keep
     only = replace(verdict, keeping_moves=keep[:1])
     assert isinstance(tablebase_answer(only, TablebaseQuality.SUGGEST, "tablebase"), SourcedMove)
 

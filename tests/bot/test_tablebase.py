@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import chess
 import pytest
 
-from bot.tablebase import Syzygy, TablebaseError, rank_root_moves
+from bot.tablebase import Probe, Syzygy, TablebaseError, rank_root_moves
 
 # Directory with downloaded 3-4-5 piece Syzygy tables; none ship with the project.
 SYZYGY_DIR = os.environ.get("KIBITZ_SYZYGY_PATH", "")
 
 
-def _probe_by_last_move(table: dict[str, tuple[int, int]]):  # type: ignore[no-untyped-def]
+def _probe_by_last_move(table: Mapping[str, tuple[int, int | None]]) -> Probe:
     """A prober keyed by the move just played: the verdict for the opponent to move."""
 
-    def probe(board: chess.Board) -> tuple[int, int]:
+    def probe(board: chess.Board) -> tuple[int, int | None]:
         return table[board.peek().uci()]
 
     return probe
@@ -72,6 +73,14 @@ def test_a_draw_keeps_only_drawing_moves() -> None:
     assert found is not None
     assert found.wdl == 0 and found.is_draw
     assert [m.uci() for m in found.keeping_moves] == ["d1h5"]
+
+
+def test_without_dtz_the_ranking_is_by_wdl_and_says_so() -> None:
+    table: dict[str, tuple[int, int | None]] = {m.uci(): (0, None) for m in BOARD.legal_moves}
+    table.update(d1d5=(-2, None), d1d4=(-2, None))
+    found = rank_root_moves(BOARD.copy(), _probe_by_last_move(table))
+    assert found is not None and found.wdl == 2 and not found.dtz_known
+    assert {m.uci() for m in found.keeping_moves} == {"d1d4", "d1d5"}
 
 
 def test_a_move_outside_the_tables_means_no_verdict() -> None:
