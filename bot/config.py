@@ -203,7 +203,7 @@ def _uci_options(value: Any) -> Mapping[str, str | int | bool]:
         if not isinstance(name, str) or not name:
             raise _Invalid(f"option names must be text, {_got(name)}")
         if not isinstance(option, str | int | bool):
-            raise _Invalid(f"option {name!r} must be a number, text or true/false, "
+            raise _Invalid(f"option {name!r} must be an integer, text or true/false, "
                            f"{_got(option)}")
     return MappingProxyType(dict(value))
 

@@ -140,8 +140,10 @@ def test_all_problems_are_reported_together() -> None:
      "engine.command: must be null (the built-in engine), a program path, or a list of "
      "program and arguments, got []"),
     ("engine: {options: {Hash: [1]}}",
-     "engine.options: option 'Hash' must be a number, text or true/false, got [1]"),
+     "engine.options: option 'Hash' must be an integer, text or true/false, got [1]"),
     ("engine: {ponder: 'yes'}", "engine.ponder: must be true or false, got 'yes'"),
+    ("engine: {options: {Hash: 64.5}}",
+     "engine.options: option 'Hash' must be an integer, text or true/false, got 64.5"),
     ("chat: {greeting_start: 'Hi {user}'}",
      "chat.greeting_start: may use only the placeholders {me}, {opponent}, {engine}, "
      "got {user}"),
