@@ -33,6 +33,7 @@ PLAYER_ID_LENGTH = 4
 MAX_CHAT_LENGTH = 140
 # A draw offer needs this many plies played, and at most one offer per this many plies.
 DRAW_OFFER_MIN_PLIES = 2
+DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW = 60
 DRAW_OFFER_INTERVAL_PLIES = 20
 # lichess ends the game as a draw after 300 moves.
 MAX_PLIES = 600
@@ -120,8 +121,10 @@ class Game:
         settings: GameSettings,
         observer: GameObserver,
         game_id: str | None = None,
+        rules: frozenset[str] = frozenset(),
     ) -> None:
         self.id = game_id or new_id(GAME_ID_LENGTH)
+        self.rules = rules  # challenge rules: noAbort, noEarlyDraw, noClaimWin, ...
         self.players = {chess.WHITE: white, chess.BLACK: black}
         self.player_ids = {chess.WHITE: new_id(PLAYER_ID_LENGTH),
                            chess.BLACK: new_id(PLAYER_ID_LENGTH)}
@@ -195,7 +198,7 @@ class Game:
 
     @property
     def abortable(self) -> bool:
-        return self.playing and self.plies < 2
+        return self.playing and self.plies < 2 and "noAbort" not in self.rules
 
     def full_id(self, color: chess.Color) -> str:
         return self.id + self.player_ids[color]
@@ -358,7 +361,8 @@ class Game:
     def resign(self, account: Account) -> None:
         color = self.require_player(account)
         self.check_flag()
-        if not self.playing:
+        # Under noAbort, the first two plies can be neither aborted nor resigned (lila#15318).
+        if not self.playing or (self.plies < 2 and not self.abortable):
             raise ApiError(400, "This game cannot be resigned")
         if self.abortable:
             self._finish("aborted", None)
@@ -388,7 +392,9 @@ class Game:
 
     def _offer_draw(self, color: chess.Color) -> bool:
         last = self.last_draw_offer_ply.get(color)
-        if (self.plies < DRAW_OFFER_MIN_PLIES or color in self.draw_offers
+        min_plies = (DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW if "noEarlyDraw" in self.rules
+                     else DRAW_OFFER_MIN_PLIES)
+        if (self.plies < min_plies or color in self.draw_offers
                 or (last is not None and self.plies - last < DRAW_OFFER_INTERVAL_PLIES)):
             return False
         self.draw_offers.add(color)
@@ -429,7 +435,7 @@ class Game:
     def opponent_claimable(self, color: chess.Color) -> bool:
         """Whether `color` may claim the game because the opponent has left."""
         gone_s = self.gone_since_s.get(not color)
-        return (gone_s is not None
+        return ("noClaimWin" not in self.rules and gone_s is not None
                 and self.settings.now() - gone_s >= self.settings.claim_win_after_s)
 
     def claim_victory(self, account: Account) -> None:
@@ -452,6 +458,9 @@ class Game:
         """Post to a chat room; a message with a link is silently dropped, as on lichess."""
         if room not in ("player", "spectator"):
             raise form_error("room", "Invalid value: use player or spectator")
+        # lila's normalisation: blank lines collapsed, one's own @mention removed.
+        text = re.sub(r"\n\s*\n+", "\n", text)
+        text = re.sub(rf"@{re.escape(account.username)}\b", "", text, flags=re.IGNORECASE)
         text = text.strip()
         if not text:
             raise form_error("text", "This field is required")

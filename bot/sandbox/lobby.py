@@ -147,7 +147,7 @@ class Lobby:
         request = challenge.request
         game = self.start_game(white, black, request.time_control, request.variant,
                                request.fen, request.rated, source="friend",
-                               game_id=challenge.id)
+                               game_id=challenge.id, rules=request.rules)
         self._end_keepalive_streams(challenge.id, "accepted")
         return game
 
@@ -208,11 +208,11 @@ class Lobby:
 
     def start_game(self, white: Account, black: Account, time_control: TimeControl,
                    variant: str, fen: str | None, rated: bool, source: str,
-                   game_id: str | None = None) -> Game:
+                   game_id: str | None = None, rules: frozenset[str] = frozenset()) -> Game:
         initial_fen = None if variant == "standard" else fen
         game = Game(white=white, black=black, variant=variant, time_control=time_control,
                     rated=rated, initial_fen=initial_fen, source=source,
-                    settings=self.settings.game, observer=self, game_id=game_id)
+                    settings=self.settings.game, observer=self, game_id=game_id, rules=rules)
         self.games[game.id] = game
         for account in (white, black):
             account.games_played += 1

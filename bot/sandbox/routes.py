@@ -283,7 +283,11 @@ class Api:
     def _my_game(self, request: web.Request) -> tuple[Account, Game, chess.Color]:
         account = self.play_auth(request)
         game = self.lobby.find_game(request.match_info["id"])
-        return account, game, game.require_player(account)
+        color = game.require_player(account)
+        if game.speed == "ultraBullet":  # compat: neither API plays UltraBullet
+            api = "Bot" if request.match_info["api"] == "bot" else "Board"
+            raise ApiError(400, f"This game cannot be played with the {api} API.")
+        return account, game, color
 
     async def game_stream(self, request: web.Request) -> web.StreamResponse:
         _, game, color = self._my_game(request)

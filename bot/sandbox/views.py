@@ -142,7 +142,7 @@ def game_event_info_json(game: Game, color: chess.Color) -> dict[str, Any]:
         "isMyTurn": game.playing and game.turn == color,
         "secondsLeft": seconds_left(game, color),
         "rating": game.ratings_before[color],
-        "compat": {"bot": True, "board": game.speed != "ultraBullet"},
+        "compat": {"bot": game.speed != "ultraBullet", "board": game.speed != "ultraBullet"},
         "id": game.id,
     }
     if not game.playing:

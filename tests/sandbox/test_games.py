@@ -324,3 +324,42 @@ async def test_unknown_routes_and_methods_answer_json(client: Client) -> None:
     assert (missing.status, missing.json()) == (404, {"error": "Not found"})
     wrong = await client(None).request("DELETE", "/api/account")
     assert wrong.status == 405 and "DELETE" in wrong.json()["error"]
+
+
+async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(duel: Duel) -> None:
+    reply = await duel.bot.post("/api/challenge/human1", data={
+        "clock.limit": "180", "clock.increment": "0", "color": "white",
+        "rules": "noAbort,noEarlyDraw,noClaimWin"})
+    assert reply.json()["rules"] == ["noAbort", "noClaimWin", "noEarlyDraw"]
+    game_id = reply.json()["id"]
+    await duel.human.post(f"/api/challenge/{game_id}/accept")
+    # Stuck until both have moved: no abort, no resignation (lila#15318).
+    abort = await duel.bot.post(f"/api/bot/game/{game_id}/abort")
+    assert abort.json() == {"error": "This game can no longer be aborted"}
+    resign = await duel.bot.post(f"/api/bot/game/{game_id}/resign")
+    assert resign.json() == {"error": "This game cannot be resigned"}
+    await duel.play(game_id, "e2e4 e7e5")
+    await duel.move(game_id, "g1f3", offering_draw=True)  # too early under noEarlyDraw
+    assert not duel.sandbox.game(game_id).draw_offers
+    async with duel.human.stream(f"/api/board/game/stream/{game_id}") as stream:
+        await stream.next()
+    await asyncio.sleep(0.1 + CLAIM_WIN_AFTER_S * 2)
+    await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")  # noClaimWin: no effect
+    assert duel.sandbox.game_record(game_id).status == "started"
+    assert (await duel.bot.post(f"/api/bot/game/{game_id}/resign")).status == 200
+
+
+async def test_chat_is_normalised_like_lila(duel: Duel) -> None:
+    game_id = await duel.start_game()
+    await duel.bot.post(f"/api/bot/game/{game_id}/chat", data={
+        "room": "player", "text": "hi @Bot1 and @human1\n\n\nbye"})
+    assert duel.sandbox.game_record(game_id).chat[-1].text == "hi  and @human1\nbye"
+
+
+async def test_ultrabullet_games_cannot_be_played_through_the_apis(
+        sandbox: SandboxServer, duel: Duel) -> None:
+    game_id = await sandbox.pair("bot1", "human1", 15, 0, source="lobby")
+    bot = await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
+    assert bot.json() == {"error": "This game cannot be played with the Bot API."}
+    human = await duel.human.post(f"/api/board/game/{game_id}/move/e7e5")
+    assert human.json() == {"error": "This game cannot be played with the Board API."}
