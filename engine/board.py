@@ -40,9 +40,6 @@ Compiled API (``@njit``, for the search; moves come from ``engine.movegen``):
 ``state_is_consistent(board, stack, keys, meta) -> bool``
     Do the incremental key and evaluation terms equal a computation from scratch (tests)?
 
-``make_move_inline`` / ``unmake_move_inline`` are the same functions marked for inlining into
-callers compiled with ``engine.jit.njit_noalloc`` (see ``engine.movegen``).
-
 ``Position`` wraps the arrays for Python callers (FEN, UCI move text, tests, the UCI loop);
 its methods are not for the search's inner loop.  ``FenError`` (a ``ValueError``) says what is
 wrong with a malformed FEN.
@@ -171,7 +168,7 @@ def _ep_capturable(board: BoardArray, to: int, them: int) -> bool:
 
 
 @njit_noalloc_inline
-def make_move_inline(
+def make_move(
     board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, move: int
 ) -> None:
     """Play a pseudo-legal ``move``: update the board, push a state row and the new key."""
@@ -267,7 +264,7 @@ def make_move_inline(
 
 
 @njit_noalloc_inline
-def unmake_move_inline(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
+def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
     """Take back the move that led to the current row (made with ``make_move``)."""
     ply = meta[M_PLY]
     move = stack[ply, S_MOVE]
@@ -296,20 +293,6 @@ def unmake_move_inline(board: BoardArray, stack: StackArray, meta: MetaArray) ->
         elif captured != EMPTY:
             board[to] = captured
     meta[M_PLY] = ply - 1
-
-
-@njit_noalloc
-def make_move(
-    board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, move: int
-) -> None:
-    """Play a pseudo-legal ``move``.  (A call; ``make_move_inline`` is inlined.)"""
-    make_move_inline(board, stack, keys, meta, move)
-
-
-@njit_noalloc
-def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
-    """Take back the last move.  (A call; ``unmake_move_inline`` is inlined.)"""
-    unmake_move_inline(board, stack, meta)
 
 
 @njit_noalloc
@@ -858,11 +841,9 @@ __all__ = [
     "compute_key",
     "is_repetition",
     "make_move",
-    "make_move_inline",
     "make_null",
     "move_to_uci",
     "state_is_consistent",
     "unmake_move",
-    "unmake_move_inline",
     "unmake_null",
 ]

@@ -69,5 +69,12 @@ def njit_noalloc(fn: F) -> F:
 
 
 def njit_noalloc_inline(fn: F) -> F:
-    """``njit_noalloc`` inlined into compiled callers."""
-    return cast(F, numba.njit(cache=True, nogil=True, inline="always", **_WITHOUT_RUNTIME)(fn))
+    """``njit_noalloc`` that LLVM inlines into its compiled callers (``forceinline``).
+
+    For small functions called in the innermost loops (make/unmake, the legality test): the
+    call passes every array as half a dozen scalars, which costs as much as the work.  LLVM
+    inlining keeps numba's compile time low (numba's own ``inline="always"`` retypes the
+    callee at every call site) and adds no reference counting even into callers that use
+    numba's runtime.
+    """
+    return cast(F, numba.njit(cache=True, nogil=True, forceinline=True, **_WITHOUT_RUNTIME)(fn))

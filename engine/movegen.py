@@ -23,10 +23,8 @@ All functions are compiled with numba and take the position arrays of ``engine.b
 ``gen_legal(board, stack, meta, moves) -> int``
     The legal moves only (generate, then filter with ``is_legal``).
 
-``in_check_inline`` and ``is_legal_inline`` are the same functions marked for inlining into
-compiled callers.  Use them from functions compiled with ``engine.jit.njit_noalloc`` (no
-reference counting); from functions with numba's runtime, call the plain names: inlined into
-such a caller, every array use would gain reference counting and cost more than the call.
+``in_check``, ``is_legal`` (and ``board.make_move``/``unmake_move``) are inlined into their
+compiled callers by LLVM (``njit_noalloc_inline``).
 """
 
 from __future__ import annotations
@@ -122,7 +120,7 @@ def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
 
 
 @njit_noalloc_inline
-def in_check_inline(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
+def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
     """Is the side to move in check?  Computed once per position and cached in ``S_CHECK``."""
     ply = meta[M_PLY]
     cached = stack[ply, S_CHECK]
@@ -132,12 +130,6 @@ def in_check_inline(board: BoardArray, stack: StackArray, meta: MetaArray) -> bo
     checked = is_square_attacked(board, stack[ply, S_KING + us], 1 - us)
     stack[ply, S_CHECK] = 1 if checked else 0
     return checked
-
-
-@njit_noalloc
-def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
-    """Is the side to move in check?  (A call; ``in_check_inline`` is inlined.)"""
-    return in_check_inline(board, stack, meta)
 
 
 @njit_noalloc_inline
@@ -307,7 +299,7 @@ def _gen(
                 if target > 0 and (target >> 3) != us:
                     moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
                     n += 1
-    if quiets and stack[ply, S_CASTLE] != 0 and not in_check_inline(board, stack, meta):
+    if quiets and stack[ply, S_CASTLE] != 0 and not in_check(board, stack, meta):
         n = _gen_castling(board, stack, meta, moves, n)
     return n
 
@@ -327,7 +319,7 @@ def gen_captures(board: BoardArray, stack: StackArray, meta: MetaArray, moves: M
 @njit_noalloc
 def gen_quiescence(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
     """Captures and promotions, or every move when in check (the evasions); returns how many."""
-    return _gen(board, stack, meta, moves, in_check_inline(board, stack, meta))
+    return _gen(board, stack, meta, moves, in_check(board, stack, meta))
 
 
 @njit_noalloc_inline
@@ -348,7 +340,7 @@ def _exposes_king(board: BoardArray, ksq: int, step: int, them: int) -> bool:
 
 
 @njit_noalloc_inline
-def is_legal_inline(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
+def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
     """Does the pseudo-legal ``move`` leave the mover's king out of check?"""
     ply = meta[M_PLY]
     us = stack[ply, S_SIDE]
@@ -392,7 +384,7 @@ def is_legal_inline(board: BoardArray, stack: StackArray, meta: MetaArray, move:
         board[cap] = victim
         board[frm] = pawn
         return not attacked
-    if in_check_inline(board, stack, meta):
+    if in_check(board, stack, meta):
         piece = board[frm]
         target = board[to]
         board[to] = piece
@@ -427,14 +419,7 @@ def gen_legal(board: BoardArray, stack: StackArray, meta: MetaArray, moves: Move
     k = 0
     for i in range(n):
         m = moves[i]
-        if is_legal_inline(board, stack, meta, m):
+        if is_legal(board, stack, meta, m):
             moves[k] = m
             k += 1
     return k
-
-
-@njit_noalloc
-def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -> bool:
-    """Does the pseudo-legal ``move`` leave the mover's king safe?  (A call; see
-    ``is_legal_inline``.)"""
-    return is_legal_inline(board, stack, meta, move)

@@ -19,14 +19,14 @@ import numpy.typing as npt
 
 from engine.board import (
     Position,
-    make_move_inline,
+    make_move,
     move_to_uci,
     state_is_consistent,
-    unmake_move_inline,
+    unmake_move,
 )
 from engine.constants import M_PLY, MAX_MOVES, S_SIDE
 from engine.jit import njit, njit_noalloc
-from engine.movegen import gen_legal, gen_moves, is_legal_inline
+from engine.movegen import gen_legal, gen_moves, is_legal
 
 BoardArray = npt.NDArray[np.int8]
 StackArray = npt.NDArray[np.int32]
@@ -50,17 +50,17 @@ def _perft(
     total = 0
     for i in range(n):
         move = moves[i]
-        if not is_legal_inline(board, stack, meta, move):
+        if not is_legal(board, stack, meta, move):
             continue
         if depth == 1:
             if not bulk:
-                make_move_inline(board, stack, keys, meta, move)
-                unmake_move_inline(board, stack, meta)
+                make_move(board, stack, keys, meta, move)
+                unmake_move(board, stack, meta)
             total += 1
         else:
-            make_move_inline(board, stack, keys, meta, move)
+            make_move(board, stack, keys, meta, move)
             total += _perft(board, stack, keys, meta, depth - 1, buf, bulk)
-            unmake_move_inline(board, stack, meta)
+            unmake_move(board, stack, meta)
     return total
 
 
@@ -83,10 +83,10 @@ def _perft_checked(
     total = 0
     for i in range(n):
         move = moves[i]
-        if is_legal_inline(board, stack, meta, move):
-            make_move_inline(board, stack, keys, meta, move)
+        if is_legal(board, stack, meta, move):
+            make_move(board, stack, keys, meta, move)
             total += _perft_checked(board, stack, keys, meta, depth - 1, buf, errors)
-            unmake_move_inline(board, stack, meta)
+            unmake_move(board, stack, meta)
     return total
 
 
@@ -142,9 +142,9 @@ def perft_divide(
         if depth <= 1:
             counts[i] = 1
             continue
-        make_move_inline(board, stack, keys, meta, moves[i])
+        make_move(board, stack, keys, meta, moves[i])
         counts[i] = _perft(board, stack, keys, meta, depth - 1, buf, True)
-        unmake_move_inline(board, stack, meta)
+        unmake_move(board, stack, meta)
     return n
 
 
