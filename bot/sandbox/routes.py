@@ -149,12 +149,9 @@ class Api:
             web.post(play + "/{id}/move/{move}", self.move),
             web.post(play + "/{id}/chat", self.post_chat),
             web.get(play + "/{id}/chat", self.get_chat),
-            web.post(play + "/{id}/abort", self.command),
-            web.post(play + "/{id}/resign", self.command),
-            web.post(play + "/{id}/claim-victory", self.command),
-            web.post(play + "/{id}/claim-draw", self.command),
-            web.post(play + "/{id}/draw/{accept}", self.command),
-            web.post(play + "/{id}/takeback/{accept}", self.command),
+            web.post(play + "/{id}/{action:abort|resign|claim-victory|claim-draw}",
+                     self.command),
+            web.post(play + "/{id}/{action:draw|takeback}/{accept}", self.command),
             web.get("/game/export/{id}", self.export),
         ]
 
@@ -339,7 +336,7 @@ class Api:
 
     async def command(self, request: web.Request) -> web.StreamResponse:
         account, game, _ = self._my_game(request)
-        action = request.path.rstrip("/").split("/")[5]
+        action = request.match_info["action"]
         accept = request.match_info.get("accept", "") in TRUEISH
         if action == "abort":
             game.abort(account)
