@@ -223,38 +223,61 @@ def bot_status(bot: BotState, tally: GameTally | None = None) -> StatusSource:
 Notify = Callable[[str], object]
 
 
+class _Latest:
+    """The last snapshot taken; a failure to take one is logged and never stops the bot."""
+
+    def __init__(self, source: StatusSource) -> None:
+        self.source = source
+        self.snapshot = StatusSnapshot()
+        self._failed = False
+
+    def refresh(self) -> StatusSnapshot:
+        try:
+            self.snapshot = self.source()
+            self._failed = False
+        except Exception:
+            if not self._failed:  # once per run of failures, not at every tick
+                log.exception("cannot take the status snapshot; showing the last one")
+            self._failed = True
+        return self.snapshot
+
+
 async def run_status(source: StatusSource, *, interval_s: float,
                      live: LiveHandler | None = None,
                      notify: Notify | None = None, notify_every_s: float = 0.0,
                      live_refresh_s: float = LIVE_REFRESH_S) -> None:
     """Until cancelled: log the summary every `interval_s` (0 = never); send it to systemd
     as STATUS= through `notify` every `notify_every_s` (0 = with the log line); keep the
-    live view on `live` redrawn."""
+    live view on `live` redrawn. A broken snapshot is logged, never raised: the status
+    must not take the bot down."""
     notify_every_s = notify_every_s or interval_s
     if interval_s <= 0 and live is None and (notify is None or notify_every_s <= 0):
         return
     loop = asyncio.get_running_loop()
     next_log = loop.time() + interval_s if interval_s > 0 else math.inf
     next_notify = loop.time() if notify is not None and notify_every_s > 0 else math.inf
+    latest = _Latest(source)
     if live is not None:
-        live.overlay = lambda: live_lines(source())
+        live.overlay = lambda: live_lines(latest.snapshot)
     try:
         while True:
             now = loop.time()
+            if live is not None or now >= next_log or now >= next_notify:
+                latest.refresh()
             if now >= next_log or now >= next_notify:
-                line = summary_line(source())
+                line = summary_line(latest.snapshot)
                 if now >= next_log:
                     log.info("%s", line)
                     next_log = now + interval_s
                 if notify is not None and now >= next_notify:
                     notify(f"STATUS={line}")
                     next_notify = now + notify_every_s
+            if live is not None:
+                live.redraw()
             wait_s = min(next_log, next_notify) - loop.time()
             if live is not None:
                 wait_s = min(wait_s, live_refresh_s)
             await asyncio.sleep(max(0.0, wait_s))
-            if live is not None:
-                live.redraw()
     finally:
         if live is not None:
             live.clear_overlay()

@@ -111,3 +111,25 @@ def test_short_scores_are_from_our_side() -> None:
     assert short_score(we_mate, chess.BLACK) == "#3"
     assert short_score(we_mate, chess.WHITE) == "#-3"
     assert short_score(None, chess.WHITE) == ""
+
+
+async def test_a_broken_snapshot_never_stops_the_status(
+        caplog: pytest.LogCaptureFixture) -> None:
+    calls = 0
+
+    def flaky() -> StatusSnapshot:
+        nonlocal calls
+        calls += 1
+        if calls % 2 == 0:
+            raise RuntimeError("a game changed under us")
+        return StatusSnapshot(GAMES[:1])
+
+    sent: list[str] = []
+    task = asyncio.create_task(run_status(flaky, interval_s=0, notify=sent.append,
+                                          notify_every_s=0.02))
+    await asyncio.sleep(0.2)
+    assert not task.done()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert len(sent) >= 4 and all("Qa7bX1pz vs alice" in line for line in sent)
+    assert "cannot take the status snapshot" in caplog.text
