@@ -161,3 +161,21 @@ def test_live_overlay_never_outgrows_the_terminal(monkeypatch: pytest.MonkeyPatc
     assert len(lines) == 6
     assert all(len(line) <= 29 for line in lines)
     assert lines[-1] == "... and 15 more"
+
+
+def test_live_view_comes_on_by_itself_on_a_terminal() -> None:
+    import pty
+
+    from bot.logs import live_view_handler
+
+    controller, terminal = pty.openpty()
+    with os.fdopen(terminal, "w") as stream:
+        handler = setup_logging("info", stream=stream, environ={})
+        try:
+            assert live_view_handler("auto") is handler
+            status = os.fstat(stream.fileno())
+            journal = {"JOURNAL_STREAM": f"{status.st_dev}:{status.st_ino}"}
+            assert live_view_handler("auto", journal) is None  # the journal is no terminal
+        finally:
+            logging.getLogger().removeHandler(handler)
+    os.close(controller)
