@@ -196,6 +196,7 @@ async def run_demo(config: Config, *, clock: str = "1+1", opponent: str = "rando
 
     server = SandboxServer()
     url = await server.start("127.0.0.1", 0)
+    bot: asyncio.Task[int] | None = None
     try:
         token = server.add_account(BOT_NAME, bot=True)
         say(f"Kibitz demo: a local sandbox server is running at {url}.")
@@ -233,11 +234,9 @@ async def run_demo(config: Config, *, clock: str = "1+1", opponent: str = "rando
         finished = await _watch(watcher, bot)
         say(f"\nResult: {watcher.result()}" if finished else "\nThe demo was stopped.")
         stop.set()
+        code = 1
         with contextlib.suppress(TimeoutError):
             code = await asyncio.wait_for(asyncio.shield(bot), STOP_TIMEOUT_S)
-        if not bot.done():
-            bot.cancel()
-            code = 1
         path = pgn_path(settings.pgn.dir, settings.pgn.grouping, game_id=game_id,
                         opponent=OPPONENT_NAME)
         if not path.exists():  # the bot did not write it: the server's export stands in
@@ -245,6 +244,10 @@ async def run_demo(config: Config, *, clock: str = "1+1", opponent: str = "rando
         say(f"The game's PGN is in {path}")
         return code if finished else (code or 130)
     finally:
+        if bot is not None and not bot.done():  # an error above, or a bot that would not stop
+            bot.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await bot
         await server.stop()
 
 
