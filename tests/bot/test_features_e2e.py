@@ -24,6 +24,7 @@ from bot.sandbox.online import register_online_routes
 from bot.sandbox.server import GameRecord, SandboxServer
 from tests.bot.book_files import write_book
 from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
+from tests.bot.loopback import serving
 
 # Rook against rook: level, so the bot offers a draw with its move.
 LEVEL_FEN = "4k2r/8/8/8/8/8/R7/4K3 w - - 0 40"
@@ -287,13 +288,9 @@ async def test_book_and_online_sources_play_in_a_real_game(tmp_path: Path) -> No
     app = web.Application()
     fixtures = register_online_routes(app)
     fixtures.add_explorer_move(after_e4_e5.fen(), "g1f3", white=50, draws=20, black=30)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    online_url = f"http://127.0.0.1:{runner.addresses[0][1]}"
     config = make_config(tmp_path)
     try:
-        async with SandboxServer(keepalive_s=0.5) as server, \
+        async with serving(app) as online_url, SandboxServer(keepalive_s=0.5) as server, \
                 aiohttp.ClientSession() as session:
             opener = Human(server, "opener")
             hooks = _online_hooks(book, online_url, session)
@@ -306,7 +303,6 @@ async def test_book_and_online_sources_play_in_a_real_game(tmp_path: Path) -> No
                 await opener.post(game_id, "resign")
                 record = await server.wait_for_game_end(game_id, 20)
     finally:
-        await runner.cleanup()
         book.close()
     assert record.moves[0] == "e2e4"  # the book
     assert record.moves[2] == "g1f3"  # the explorer

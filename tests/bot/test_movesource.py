@@ -28,6 +28,7 @@ from bot.online import OnlineEndpoints, OnlineSources, SourceSettings
 from bot.sandbox.online import OnlineFixtures, register_online_routes
 from bot.tablebase import RootProbe, Syzygy, TablebaseQuality
 from tests.bot.book_files import write_book
+from tests.bot.loopback import serving
 
 CONTEXT = GameContext(
     game_id="AbCd1234", variant="standard", speed="blitz", rated=False, me="Kibitz",
@@ -67,13 +68,8 @@ class Fixed:
 async def online() -> AsyncIterator[tuple[str, OnlineFixtures, aiohttp.ClientSession]]:
     app = web.Application()
     fixtures = register_online_routes(app)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    async with aiohttp.ClientSession() as session:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}", fixtures, session
-    await runner.cleanup()
+    async with serving(app) as url, aiohttp.ClientSession() as session:
+        yield url, fixtures, session
 
 
 async def test_book_source(tmp_path: Path) -> None:

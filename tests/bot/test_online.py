@@ -22,6 +22,7 @@ from bot.online import (
     sources_from_config,
 )
 from bot.sandbox.online import OnlineFixtures, position_key, register_online_routes
+from tests.bot.loopback import serving
 
 START_FEN = chess.STARTING_FEN
 KRK = "8/8/8/4k3/8/8/8/R3K3 w - - 0 60"
@@ -48,14 +49,8 @@ class Services:
 async def services() -> AsyncIterator[Services]:
     app = web.Application()
     fixtures = register_online_routes(app)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    async with aiohttp.ClientSession() as session:
-        yield Services(f"http://127.0.0.1:{port}", fixtures, session)
-    await runner.cleanup()
+    async with serving(app) as url, aiohttp.ClientSession() as session:
+        yield Services(url, fixtures, session)
 
 
 def test_endpoints_follow_the_configured_server() -> None:

@@ -28,6 +28,7 @@ from bot.pgn import (
     save_game,
     termination,
 )
+from tests.bot.loopback import serving
 
 MOVES = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1h1"]
 
@@ -201,32 +202,24 @@ async def test_the_observer_completes_a_restarted_game_from_a_real_export(
 
     app = web.Application()
     app.router.add_get("/game/export/{id}", export)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    url = f"http://127.0.0.1:{runner.addresses[0][1]}"
     full = _full(MOVES[:4])
     context = GameContext(game_id=full.id, variant="standard", speed="blitz", rated=True,
                           me="Kibitz", color=chess.WHITE, white=full.white, black=full.black,
                           initial_fen="startpos", clock_initial_s=180.0, clock_increment_s=2.0)
-    try:
-        async with ClientSession() as session:
-            assert await fetch_export(session, url, "zzzzzzzz") is None
-            config = PgnConfig(enabled=True, dir=tmp_path, grouping="single")
-            observer = PgnObserver(config, full, context, server_url=url,
-                                   fetch_export=lambda gid: fetch_export(session, url, gid))
-            observer.game_state(_state(MOVES[:5], 170.0, 175.0))
-            board = chess.Board()
-            for uci in MOVES[:4]:
-                board.push_uci(uci)
-            observer.our_move(4, board, SourcedMove(
-                chess.Move.from_uci("f1c4"), "engine",
-                {"score": _score(-45), "depth": 15, "pv": [chess.Move.from_uci("f1c4")]}))
-            observer.game_state(_state(MOVES, 170.0, 174.0, status="resign", winner="black"))
-            await observer.game_finished("resign", "black")
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url, ClientSession() as session:
+        assert await fetch_export(session, url, "zzzzzzzz") is None
+        config = PgnConfig(enabled=True, dir=tmp_path, grouping="single")
+        observer = PgnObserver(config, full, context, server_url=url,
+                               fetch_export=lambda gid: fetch_export(session, url, gid))
+        observer.game_state(_state(MOVES[:5], 170.0, 175.0))
+        board = chess.Board()
+        for uci in MOVES[:4]:
+            board.push_uci(uci)
+        observer.our_move(4, board, SourcedMove(
+            chess.Move.from_uci("f1c4"), "engine",
+            {"score": _score(-45), "depth": 15, "pv": [chess.Move.from_uci("f1c4")]}))
+        observer.game_state(_state(MOVES, 170.0, 174.0, status="resign", winner="black"))
+        await observer.game_finished("resign", "black")
     assert observer.written == tmp_path / "games.pgn"
     game = chess.pgn.read_game(io.StringIO(observer.written.read_text()))
     assert game is not None and game.headers["Site"] == "https://lichess.org/AbCd1234"
