@@ -387,15 +387,20 @@ def state_is_consistent(
 
 @njit_noalloc
 def is_repetition(stack: StackArray, keys: KeyArray, meta: MetaArray) -> bool:
-    """Did the current position occur before since the last capture or pawn move?"""
+    """Did the current position occur before since the last capture or pawn move?
+
+    The scan stops at a null move: a position "repeated" across a pass is not a repetition.
+    """
     ply = meta[M_PLY]
     key = keys[ply]
     oldest = max(ply - stack[ply, S_HALFMOVE], 0)
-    p = ply - 4
-    while p >= oldest:
-        if keys[p] == key:
-            return True
+    p = ply
+    while p - 2 >= oldest:
+        if stack[p, S_MOVE] == NULL_MOVE or stack[p - 1, S_MOVE] == NULL_MOVE:
+            return False
         p -= 2
+        if p <= ply - 4 and keys[p] == key:
+            return True
     return False
 
 

@@ -201,6 +201,16 @@ def test_repetition() -> None:
     assert not is_repetition(pos.stack, pos.keys, pos.meta)
 
 
+def test_no_repetition_across_a_null_move() -> None:
+    pos = Position.startpos()
+    pos.push_uci("g1f3")
+    make_null(*pos.arrays)
+    pos.push_uci("f3g1")
+    make_null(*pos.arrays)
+    assert pos.key == pos.keys[0]  # the start position again, but only through passes
+    assert not is_repetition(pos.stack, pos.keys, pos.meta)
+
+
 def test_uci_text_castling_both_forms() -> None:
     pos = Position.from_fen(KIWIPETE)
     short = pos.parse_uci("e1g1")

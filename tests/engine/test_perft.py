@@ -12,9 +12,9 @@ from engine.board import Position
 from engine.perft import divide, divide_lines, perft, perft_bulk, perft_checked
 from tests.engine.conftest import PerftCase, load_perft_epd
 
-# The fast run plays every leaf of each position up to this many leaves (about 100 million
+# The fast run plays every leaf of each position up to this many leaves (about 270 million
 # leaves in all); deeper counts run in the slow tests.
-FAST_MAX_LEAVES = 5_000_000
+FAST_MAX_LEAVES = 10_000_000
 SLOW_MAX_LEAVES = 1_000_000_000
 
 SUITE = load_perft_epd("perftsuite126.epd") + load_perft_epd("perft_cpw6.epd")
