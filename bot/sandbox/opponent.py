@@ -100,7 +100,11 @@ class Opponent:
 
     async def start(self) -> None:
         if self.settings.engine is not None:
-            _, self._engine = await chess.engine.popen_uci(list(self.settings.engine))
+            argv = list(self.settings.engine)
+            try:
+                _, self._engine = await chess.engine.popen_uci(argv)
+            except (OSError, chess.engine.EngineError) as exc:
+                raise ValueError(f"cannot start the UCI engine {argv}: {exc}") from exc
         self._session = aiohttp.ClientSession(
             headers=self._headers, timeout=aiohttp.ClientTimeout(total=None, connect=5))
         self._main = asyncio.create_task(self._run_events(), name=f"opponent-{self.username}")
@@ -295,8 +299,13 @@ class Opponent:
             limit = chess.engine.Limit(
                 white_clock=state["wtime"] / 1000, black_clock=state["btime"] / 1000,
                 white_inc=state["winc"] / 1000, black_inc=state["binc"] / 1000)
-        async with self._engine_lock:
-            result = await self._engine.play(board, limit)
+        try:
+            async with self._engine_lock:
+                result = await self._engine.play(board, limit)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            log.warning("opponent %s: engine failed (%r); playing a random move",
+                        self.username, exc)
+            result = chess.engine.PlayResult(None, None)
         if result.move is None:
-            return self.random.choice(list(board.legal_moves)).uci()
+            return board.uci(self.random.choice(list(board.legal_moves)))
         return board.uci(result.move)

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -401,9 +402,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    engine = args.engine.split() if args.engine else None
-    with contextlib.suppress(KeyboardInterrupt):
+    engine = shlex.split(args.engine) if args.engine else None
+    try:
         asyncio.run(run_sandbox(args.host, args.port, keepalive_s=args.keepalive,
                                 engine=engine, challenge=args.challenge, faults=args.fault,
                                 quirks=args.quirk))
+    except ValueError as exc:  # e.g. an engine that cannot start
+        parser.error(str(exc))
+    except OSError as exc:  # the address is taken or not ours
+        print(f"{parser.prog}: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C is how it stops
+        pass
     return 0

@@ -86,3 +86,24 @@ async def test_bad_command_lines_exit_with_a_message() -> None:
 def test_bad_challenge_time_controls_are_refused(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         _challenge_spec(text, "kibitz")
+
+
+async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.sandbox", "--port", "0", "--engine", "/nonexistent/engine",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, stderr = await asyncio.wait_for(process.communicate(), 20)
+    assert process.returncode == 2
+    assert b"cannot start the UCI engine" in stderr
+    blocker = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = blocker.sockets[0].getsockname()[1]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.sandbox", "--port", str(port),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, stderr = await asyncio.wait_for(process.communicate(), 20)
+    finally:
+        blocker.close()
+        await blocker.wait_closed()
+    assert process.returncode == 1
+    assert f"cannot serve on 127.0.0.1:{port}".encode() in stderr

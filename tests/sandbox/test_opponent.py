@@ -112,3 +112,8 @@ async def test_the_opponent_retries_a_move_refused_by_a_fault(
         while len(state["moves"].split()) < 2:
             state = await stream.until("gameState", timeout_s=5)
     assert [f.fired for f in sandbox.faults.request_faults] == [1, 1]
+
+
+async def test_an_engine_that_cannot_start_is_named(sandbox: SandboxServer) -> None:
+    with pytest.raises(ValueError, match="cannot start the UCI engine"):
+        await sandbox.start_opponent("broken", engine=["/nonexistent/engine"])
