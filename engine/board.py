@@ -1,6 +1,9 @@
 """The position: numpy arrays, make/unmake, Polyglot Zobrist keys, FEN and UCI move text.
 
-Encodings of squares, pieces, moves and castling rights are in ``engine.constants``.
+Encodings (full tables in ``engine.constants``): squares are 10x12 mailbox indices
+(a1 = 21, h8 = 98); pieces are int8 ``type | color << 3`` (white 1-6, black 9-14, pawn..king);
+a move is one int: ``from | to << 7 | promotion_type << 14 | flags`` with ``FLAG_CAPTURE``,
+``FLAG_EP``, ``FLAG_CASTLE`` (to = the castling rook's square) and ``FLAG_DOUBLE``.
 
 A position is four arrays, passed together to every compiled function
 (``board, stack, keys, meta``):
@@ -12,9 +15,10 @@ A position is four arrays, passed together to every compiled function
     full-move number, the move that led there and the piece it captured, both king squares,
     the incrementally updated evaluation terms (``S_MG``/``S_EG``: PeSTO material +
     piece-square sums, white minus black; ``S_PHASE``; non-pawn and pawn material per side)
-    and a cached in-check flag.  Field indices are the ``S_*`` constants.  Making a move
-    copies the current row to the next and updates it; unmaking only restores the board and
-    steps back, so the rows below the current one are the game and search history.
+    and cached in-check and pinned-lines flags.  Field indices are the ``S_*`` constants.
+    Making a move copies the current row to the next and updates it; unmaking only restores
+    the board and steps back, so the rows below the current one are the game and search
+    history.
 ``keys``   uint64[STACK_SIZE]
     ``keys[ply]`` is the Polyglot Zobrist key of the position at that ply (equal to
     ``chess.polyglot.zobrist_hash``).  Rows ``ply - stack[ply, S_HALFMOVE] .. ply`` are the
@@ -25,7 +29,8 @@ A position is four arrays, passed together to every compiled function
     square of the rook of castling right ``i``; ``meta[M_CMASK + sq]`` the castling rights that
     survive a move from or to ``sq``.
 
-Compiled API (``@njit``, for the search; moves come from ``engine.movegen``):
+Compiled API (numba, for the search; moves come from ``engine.movegen``; all of these run
+without numba's reference counting, see ``engine.jit``):
 
 ``make_move(board, stack, keys, meta, move) -> None``
     Play a pseudo-legal move (check ``movegen.is_legal`` first: this does not).
