@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 # The whole chain stays within this budget (the game gives each source a little more).
 CHAIN_BUDGET_S: Final = 2.5
 
-WDL_WORDS: Final = {2: "win", 1: "cursed win", 0: "draw", -1: "blessed loss", -2: "loss"}
 
 SourceAnswer = SourcedMove | RootRestriction | None
 
@@ -49,8 +48,8 @@ class BookSource:
         found = self.book.probe(board, context.variant)
         if found is None:
             return None
-        info = {"string": f"book {found.book.name} weight {found.weight}"}
-        return SourcedMove(found.move, "book", info)
+        log.debug("book move %s (weight %d, %s)", found.move.uci(), found.weight, found.book.name)
+        return SourcedMove(found.move, "book")
 
 
 class TablebaseSource:
@@ -79,8 +78,7 @@ def tablebase_answer(verdict: RootProbe, quality: TablebaseQuality, source: str)
     suggest = quality is TablebaseQuality.SUGGEST or not verdict.dtz_known
     if suggest and len(verdict.keeping_moves) > 1:
         return RootRestriction(verdict.keeping_moves, source, verdict.wdl)
-    info = {"string": f"{source} {WDL_WORDS.get(verdict.wdl, '?')}, DTZ {verdict.dtz}"}
-    return SourcedMove(verdict.best_move, source, info, verdict.wdl)
+    return SourcedMove(verdict.best_move, source, tablebase_wdl=verdict.wdl)
 
 
 class OnlineSource:
@@ -105,13 +103,10 @@ class OnlineSource:
         if found.source is OnlineSourceKind.ONLINE_TABLEBASE:
             if self.quality is TablebaseQuality.SUGGEST and len(found.keeping_moves) > 1:
                 return RootRestriction(found.keeping_moves, str(found.source), found.wdl)
-            info: dict[str, Any] = {"string": f"online tablebase {WDL_WORDS.get(found.wdl or 0)}"}
-            return SourcedMove(found.move, str(found.source), info, found.wdl)
-        info = {}
-        if found.score is not None:
+            return SourcedMove(found.move, str(found.source), tablebase_wdl=found.wdl)
+        info: dict[str, Any] = {}
+        if found.score is not None:  # cloud eval: its search, like the engine's
             info = {"score": found.score, "depth": found.depth, "pv": list(found.pv)}
-        elif found.games is not None:
-            info = {"string": f"explorer {found.games} games"}
         return SourcedMove(found.move, str(found.source), info)
 
 
