@@ -18,7 +18,7 @@ from bot.sandbox.accounts import (
     Account,
 )
 from bot.sandbox.challenges import ChallengeRequest, parse_bool
-from bot.sandbox.errors import ApiError, RateLimited, json_response, ok
+from bot.sandbox.errors import ApiError, RateLimited, form_error, json_response, ok
 from bot.sandbox.faults import FaultPlan, RateLimitedFault, apply
 from bot.sandbox.games import Game
 from bot.sandbox.lobby import Lobby
@@ -31,6 +31,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 TRUEISH = frozenset({"1", "true", "True", "on", "yes"})
 MAX_PLAYING = 50
 MAX_ONLINE = 512
+MAX_STATUS_IDS = 100
 CHALLENGE_SCOPES = (CHALLENGE_WRITE, BOT_PLAY, BOARD_PLAY)
 
 
@@ -138,6 +139,8 @@ class Api:
             web.post("/api/token/test", self.token_test),
             web.post("/api/bot/account/upgrade", self.upgrade),
             web.get("/api/bot/online", self.online),
+            web.get("/api/user/{username}", self.public_user),
+            web.get("/api/users/status", self.users_status),
             web.get("/api/stream/event", self.event_stream),
             web.get("/api/challenge", self.list_challenges),
             web.post("/api/challenge/{username}", self.create_challenge),
@@ -202,6 +205,26 @@ class Api:
         bots = [a for a in self.lobby.accounts.all() if a.bot and a.id in online][:nb]
         body = b"".join(streams.encode(user_json(a)) for a in bots)
         return web.Response(body=body, content_type=streams.NDJSON)
+
+    async def public_user(self, request: web.Request) -> web.StreamResponse:
+        account = self.lobby.accounts.by_name(request.match_info["username"])
+        if account is None:
+            raise ApiError(404, "Not found")
+        playing = len(self.lobby.ongoing(account))
+        return json_response(user_extended_json(account, self.lobby.base_url(), playing))
+
+    async def users_status(self, request: web.Request) -> web.StreamResponse:
+        ids = [i.strip() for i in request.query.get("ids", "").split(",") if i.strip()]
+        if not ids:
+            raise form_error("ids", "This field is required")
+        if len(ids) > MAX_STATUS_IDS:
+            raise form_error("ids", f"At most {MAX_STATUS_IDS} ids")
+        online = self.lobby.hub.online()
+        found = [a for a in map(self.lobby.accounts.by_name, ids) if a is not None]
+        return json_response([
+            {"id": a.id, "name": a.username, **({"title": a.title} if a.title else {}),
+             "online": a.id in online, "playing": bool(self.lobby.ongoing(a))}
+            for a in found])
 
     # --- event stream ----------------------------------------------------------------------
 

@@ -56,6 +56,8 @@ OPERATIONS: list[tuple[str, str, str]] = [
     ("POST", r"/api/(bot|board)/game/[^/]+/claim-draw",
      "bot/api-bot-game-gameId-claim-draw.yaml"),
     ("GET", r"/game/export/[^/]+", "games/game-export-gameId.yaml"),
+    ("GET", r"/api/user/[^/]+", "users/api-user-username.yaml"),
+    ("GET", r"/api/users/status", "users/api-users-status.yaml"),
 ]
 
 

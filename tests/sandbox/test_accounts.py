@@ -128,3 +128,18 @@ def test_unknown_scopes_and_duplicate_names_are_refused() -> None:
     server.add_account("someone", bot=True)
     with pytest.raises(ValueError, match="already taken"):
         server.add_account("SomeOne", bot=False)
+
+
+async def test_public_profiles_and_statuses(sandbox: SandboxServer, client: Client,
+                                            duel: Duel) -> None:
+    anyone = client(None)
+    profile = (await anyone.get("/api/user/BOT1")).json()
+    assert (profile["id"], profile["title"]) == ("bot1", "BOT")
+    assert (await anyone.get("/api/user/nobody")).status == 404
+    await duel.start_game()
+    async with duel.bot.stream("/api/stream/event"):
+        statuses = (await anyone.get("/api/users/status?ids=bot1,human1,nobody")).json()
+    assert statuses == [
+        {"id": "bot1", "name": "bot1", "title": "BOT", "online": True, "playing": True},
+        {"id": "human1", "name": "human1", "online": False, "playing": True}]
+    assert (await anyone.get("/api/users/status")).status == 400
