@@ -115,7 +115,7 @@ from engine.constants import (
     square,
     square_name,
 )
-from engine.jit import njit_noalloc, njit_noalloc_inline
+from engine.jit import njit_noalloc, njit_noalloc_inline, uncompiled
 from engine.movegen import gen_legal, in_check, is_square_attacked
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
@@ -574,9 +574,10 @@ class Position:
                 meta[M_CMASK + rooks[i]] &= ~(1 << i)
         meta[M_CMASK + kings[WHITE]] &= ~(CASTLE_WK | CASTLE_WQ)
         meta[M_CMASK + kings[BLACK]] &= ~(CASTLE_BK | CASTLE_BQ)
-        if is_square_attacked(board, kings[1 - side], side):
+        # plain Python here: setting up a position must not wait for compiled code
+        if uncompiled(is_square_attacked)(board, kings[1 - side], side):
             raise FenError("the side not to move is in check")
-        pos.keys[0] = compute_key(board, stack, meta)
+        pos.keys[0] = uncompiled(compute_key)(board, stack, meta)
         return pos
 
     def _parse_ep(self, field: str, side: int) -> int:

@@ -78,3 +78,12 @@ def njit_noalloc_inline(fn: F) -> F:
     numba's runtime.
     """
     return cast(F, numba.njit(cache=True, nogil=True, forceinline=True, **_WITHOUT_RUNTIME)(fn))
+
+
+def uncompiled(fn: F) -> F:
+    """The plain Python function behind a compiled one (itself when the JIT is disabled).
+
+    For one-off work such as reading a FEN, where loading compiled code would cost more than
+    running the Python: a UCI loop can then set up positions before anything is compiled.
+    """
+    return cast(F, getattr(fn, "py_func", fn))
