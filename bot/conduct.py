@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 # Mate scores enter the rules as this many centipawns (far beyond any margin or threshold).
 MATE_SCORE_CP = 100_000
 TAKEBACK_LEDGER_FILE = "takebacks.json"
+# Games remembered at most: a game that ended while the bot was down is never
+# forgotten by its end, so the oldest entries make room.
+MAX_LEDGER_GAMES = 1000
 
 
 def score_cp(score: chess.engine.Score) -> int:
@@ -128,7 +131,7 @@ class TakebackLedger:
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(self._granted, sort_keys=True), encoding="utf-8")
+        temporary.write_text(json.dumps(self._granted), encoding="utf-8")
         os.replace(temporary, self.path)
 
     def granted(self, game_id: str) -> int:
@@ -136,9 +139,13 @@ class TakebackLedger:
 
     def request(self, game_id: str) -> bool:
         """The opponent asks for a takeback: grant it (and count it) if allowance is left."""
-        if self.granted(game_id) >= self.max_per_game:
+        granted = self.granted(game_id)
+        if granted >= self.max_per_game:
             return False
-        self._granted[game_id] = self.granted(game_id) + 1
+        self._granted.pop(game_id, None)  # re-inserted last: the most recent game
+        self._granted[game_id] = granted + 1
+        while len(self._granted) > MAX_LEDGER_GAMES:
+            del self._granted[next(iter(self._granted))]
         self._save()
         return True
 

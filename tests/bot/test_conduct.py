@@ -112,6 +112,16 @@ def test_takebacks_are_limited_per_game_and_survive_a_restart(tmp_path: Path) ->
     assert TakebackLedger(tmp_path / "state", max_per_game=2).granted("game0001") == 0
 
 
+def test_the_ledger_keeps_the_most_recent_games(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("bot.conduct.MAX_LEDGER_GAMES", 3)
+    ledger = TakebackLedger(tmp_path, max_per_game=5)
+    for game_id in ("a", "b", "c", "a", "d"):
+        assert ledger.request(game_id)
+    assert list(json.loads(ledger.path.read_text())) == ["c", "a", "d"]
+    assert TakebackLedger(tmp_path, max_per_game=5).granted("a") == 2
+
+
 def test_no_takebacks_by_default_and_a_damaged_ledger_is_replaced(tmp_path: Path) -> None:
     assert not TakebackLedger(tmp_path, max_per_game=0).request("game0001")
     (tmp_path / "takebacks.json").write_text("{not json")
