@@ -142,3 +142,17 @@ def test_quiescence_moves_are_evasions_in_check() -> None:
     n = gen_quiescence(*_pbm(checked), moves)
     legal = {checked.move_to_uci(int(m)) for m in moves[:n] if is_legal(*_pbm(checked), int(m))}
     assert legal == _uci(checked) == {"e1e2", "e1d1", "e1f1"}
+
+
+@pytest.mark.parametrize(
+    "fen",
+    [
+        "R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1",
+        "3Q4/1Q4Q1/4Q3/2Q4R/Q4Q2/3Q4/1Q4Rp/1K1BBNNk w - - 0 1",
+    ],
+)
+def test_most_moves_known_fit_the_move_buffer(fen: str) -> None:
+    pos = Position.from_fen(fen)
+    moves = np.zeros(MAX_MOVES, dtype=np.int32)
+    assert gen_moves(*_pbm(pos), moves) == 218 < MAX_MOVES
+    assert len(pos.legal_moves()) == 218
