@@ -22,7 +22,8 @@ Modules, one job each:
     online      stand-ins for the opening explorer, cloud evaluation and tablebase
 
 Endpoints: /api/account, /api/account/playing, /api/token/test, /api/bot/account/upgrade,
-/api/bot/online, /api/user/{username}, /api/users/status, /api/stream/event, /api/challenge (list, create, show, accept, decline,
-cancel), /api/{bot,board}/game/... (stream, move, chat, abort, resign, draw, takeback,
-claim-victory, claim-draw) and /game/export/{id}.
+/api/bot/online, /api/user/{username}, /api/users/status, /api/stream/event,
+/api/challenge (list, create, show, accept, decline, cancel), /api/{bot,board}/game/...
+(stream, move, chat, abort, resign, draw, takeback, claim-victory, claim-draw) and
+/game/export/{id}.
 """

@@ -241,7 +241,8 @@ class Opponent:
         answered: set[str] = set()
         last_moves: str | None = None
         greeted = False
-        while True:
+        # A stream that ends before the game does (dropped, replaced) is opened again.
+        while not self.finished(game_id).is_set():
             try:
                 async for event in self._lines(f"/api/{self.api}/game/stream/{game_id}"):
                     kind = event.get("type")
@@ -273,11 +274,16 @@ class Opponent:
                         if board.turn == color and not board.is_game_over():
                             move = await self._choose(board, state)
                             await self._post_move(game_id, move)
-                return
+            except aiohttp.ClientResponseError as exc:
+                if 400 <= exc.status < 500 and exc.status != 429:
+                    log.warning("opponent %s: cannot stream game %s: %s %s", self.username,
+                                game_id, exc.status, exc.message)
+                    return
+                log.debug("opponent %s: game stream %s refused: %r", self.username, game_id, exc)
             except (TimeoutError, aiohttp.ClientError, json.JSONDecodeError) as exc:
                 log.debug("opponent %s: game stream %s ended: %r", self.username, game_id, exc)
-                last_moves = None
-                await asyncio.sleep(RECONNECT_S)
+            last_moves = None
+            await asyncio.sleep(RECONNECT_S)
 
     async def _answer_offers(self, game_id: str, state: dict[str, Any], color: chess.Color,
                              answered: set[str]) -> None:

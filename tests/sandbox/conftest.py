@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -18,6 +19,13 @@ CHALLENGE_EXPIRY_S = 5.0
 GONE_AFTER_S = 0.1
 CLAIM_WIN_AFTER_S = 0.3
 FIRST_MOVE_S = 0.4
+
+
+async def eventually(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    """Wait until `condition()` holds (for state with no event to wait on)."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
 
 
 def short_first_move() -> FirstMoveTimers:

@@ -11,7 +11,7 @@ import pytest
 from bot.sandbox.errors import ApiError
 from bot.sandbox.opponent import ChallengeSpec
 from bot.sandbox.server import SandboxServer
-from tests.sandbox.conftest import Duel
+from tests.sandbox.conftest import Duel, eventually
 
 STOCKFISH = shutil.which("stockfish") or next(
     (p for p in ("/usr/games/stockfish",) if Path(p).exists()), None)
@@ -117,3 +117,23 @@ async def test_the_opponent_retries_a_move_refused_by_a_fault(
 async def test_an_engine_that_cannot_start_is_named(sandbox: SandboxServer) -> None:
     with pytest.raises(ValueError, match="cannot start the UCI engine"):
         await sandbox.start_opponent("broken", engine=["/nonexistent/engine"])
+
+
+async def test_the_opponent_reopens_a_game_stream_that_ends_early(
+        sandbox: SandboxServer, duel: Duel) -> None:
+    await sandbox.start_opponent("sparring", seed=4)
+    reply = await duel.bot.post("/api/challenge/sparring", data={
+        "clock.limit": "300", "clock.increment": "0", "color": "white"})
+    game_id = reply.json()["id"]
+    await sandbox.wait_for_game("sparring")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        await stream.next()
+        await eventually(lambda: sandbox.lobby.hub.watching(game_id, "sparring"))
+        # Cleanly end the opponent's stream (as a replaced stream ends), then move.
+        opened = sandbox.lobby.hub.select("game", "sparring")
+        assert len(opened) == 1
+        opened[0].close()
+        await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
+        state = await stream.until("gameState", timeout_s=5)
+        while len(state["moves"].split()) < 2:
+            state = await stream.until("gameState", timeout_s=5)
