@@ -239,6 +239,7 @@ class Bot:
                 await asyncio.wait_for(self.client.resign(game.id), 10.0)
         finally:
             self.games.pop(game.id, None)
+            self.book.release(game.id)  # in case its gameFinish never came
             self._slot_freed.set()
 
     # --- challenges ----------------------------------------------------------------------
