@@ -363,3 +363,21 @@ async def test_ultrabullet_games_cannot_be_played_through_the_apis(
     assert bot.json() == {"error": "This game cannot be played with the Bot API."}
     human = await duel.human.post(f"/api/board/game/{game_id}/move/e7e5")
     assert human.json() == {"error": "This game cannot be played with the Board API."}
+
+
+async def test_rated_games_move_ratings(duel: Duel) -> None:
+    reply = await duel.human.post("/api/challenge/bot1", data={
+        "clock.limit": "300", "clock.increment": "0", "rated": "true", "color": "black"})
+    game_id = reply.json()["id"]
+    async with duel.bot.stream("/api/stream/event") as events:
+        await duel.bot.post(f"/api/challenge/{game_id}/accept")
+        await duel.play(game_id, "f2f3 e7e5 g2g4 d8h4")
+        finish = (await events.until("gameFinish"))["game"]
+    assert finish["rated"] is True and finish["winner"] == "black"
+    assert finish["ratingDiff"] == -10 and finish["opponent"]["ratingDiff"] == 10
+    assert duel.sandbox.account("bot1").rating("blitz") == 1490
+    assert duel.sandbox.account("human1").rating("blitz") == 1510
+    profile = (await duel.human.get("/api/account")).json()
+    assert profile["perfs"]["blitz"]["games"] == 1
+    assert profile["count"]["win"] == 1
+    assert '[WhiteRatingDiff "-10"]' in duel.sandbox.game_record(game_id).pgn
