@@ -267,8 +267,7 @@ def _online_hooks(book: OpeningBook, online_url: str,
     endpoints = OnlineEndpoints(online_url, online_url, online_url)
 
     def online() -> OnlineSources:
-        return OnlineSources(session, endpoints, explorer=on, cloud_eval=on,
-                             online_tablebase=SourceSettings())
+        return OnlineSources(session, endpoints, explorer=on, cloud_eval=on, online_tablebase=on)
 
     def commands() -> ChatCommandHandler:
         return CommandResponder()
@@ -277,33 +276,51 @@ def _online_hooks(book: OpeningBook, online_url: str,
     return GameHooks(move_sources=sources, chat_commands=commands)
 
 
-async def test_book_and_online_sources_play_in_a_real_game(tmp_path: Path) -> None:
+async def test_book_and_online_sources_play_in_real_games(tmp_path: Path) -> None:
     quiet_logs()
     start = chess.Board()
     after_e4_e5 = chess.Board()
     for uci in ("e2e4", "e7e5"):
         after_e4_e5.push_uci(uci)
+    rook_ending = chess.Board(LEVEL_FEN)
+    rook_ending.push_uci("a2a3")
     book = OpeningBook({"standard": [write_book(tmp_path / "book.bin", [(start, "e2e4", 5)])]},
                        selection="best_move")
     app = web.Application()
     fixtures = register_online_routes(app)
     fixtures.add_explorer_move(after_e4_e5.fen(), "g1f3", white=50, draws=20, black=30)
-    config = make_config(tmp_path)
+    fixtures.add_tablebase(rook_ending.fen(), "draw", [("h8h1", "draw"), ("h8h2", "draw")])
+    # Far from move 100: only the tablebase's draw can make the bot offer one.
+    config = make_config(tmp_path, "draw: {offer: true, min_move: 100}")
     try:
         async with serving(app) as online_url, SandboxServer(keepalive_s=0.5) as server, \
                 aiohttp.ClientSession() as session:
-            opener = Human(server, "opener")
+            opener, ender = Human(server, "opener"), Human(server, "ender")
             hooks = _online_hooks(book, online_url, session)
             async with running_bot(server, config, hooks=hooks):
                 game_id = await server.challenge("opener", BOT, 120, 1, color="black")
-                await opener.move_after(game_id, 1, "e7e5")
-                await opener.move_after(game_id, 3, "b8c6")
-                await opener.move_after(game_id, 5)
-                await until(lambda: len(server.game_record(game_id).moves) >= 7)
-                await opener.post(game_id, "resign")
+                ending_id = await server.challenge("ender", BOT, 120, 1, variant="fromPosition",
+                                                   fen=LEVEL_FEN, color="white")
+
+                async def opening() -> None:
+                    await opener.move_after(game_id, 1, "e7e5")
+                    await opener.move_after(game_id, 3, "b8c6")
+                    await opener.move_after(game_id, 5)
+                    await until(lambda: len(server.game_record(game_id).moves) >= 7)
+                    await opener.post(game_id, "resign")
+
+                async def ending() -> None:
+                    await ender.move_after(ending_id, 0, "a2a3")
+                    await until(lambda: chess.BLACK in server.game(ending_id).draw_offers,
+                                what="a draw offer on the tablebase's word")
+                    await ender.post(ending_id, "draw/yes")
+
+                await asyncio.gather(opening(), ending())
                 record = await server.wait_for_game_end(game_id, 20)
+                ending_record = await server.wait_for_game_end(ending_id, 20)
     finally:
         book.close()
+    assert ending_record.moves == ("a2a3", "h8h1") and ending_record.status == "draw"
     assert record.moves[0] == "e2e4"  # the book
     assert record.moves[2] == "g1f3"  # the explorer
     # Out of the explorer after two misses in a row: the engine plays and it stops asking.
