@@ -107,6 +107,8 @@ class CorrespondenceDesk:
                 if self.stop.is_set():
                     return
                 await self.visit(waiting)
+            if self.stop.is_set():
+                return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.config.checkin_interval_s)
             gap_s = MIN_CHECKIN_GAP_S - (time.monotonic() - self._last_checkin)

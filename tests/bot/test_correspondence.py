@@ -12,7 +12,8 @@ from pathlib import Path
 import chess
 
 from bot.config import Config, CorrespondenceConfig
-from bot.correspondence import our_turns
+from bot.correspondence import CorrespondenceDesk, our_turns
+from bot.lichess import Lichess
 from bot.sandbox.server import SandboxServer
 from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
 
@@ -38,6 +39,40 @@ def test_our_turns_of_a_malformed_reply_is_empty() -> None:
     replies: tuple[object, ...] = (None, [], {"nowPlaying": "x"}, {"nowPlaying": [None]}, "t")
     for raw in replies:
         assert our_turns(raw) == []
+
+
+class Recorder:
+    """A visit that only notes itself (and fails for one game, to show it stays inside)."""
+
+    def __init__(self, game_id: str, visited: list[str], stop: asyncio.Event,
+                 broken: str, wanted: int) -> None:
+        self.game_id, self.visited, self.stop = game_id, visited, stop
+        self.broken, self.wanted = broken, wanted
+
+    async def run(self) -> None:
+        self.visited.append(self.game_id)
+        if len(self.visited) >= self.wanted:
+            self.stop.set()
+        if self.game_id == self.broken:
+            raise RuntimeError("a visit that breaks")
+
+
+async def test_the_desk_visits_games_closest_to_their_deadline_first() -> None:
+    async with SandboxServer(keepalive_s=0.5) as server:
+        token = server.add_account(BOT, bot=True)
+        server.add_account("pal", bot=False)
+        slow = await server.pair(BOT, "pal", None, None, days=7)
+        fast = await server.pair(BOT, "pal", None, None, days=1)
+        await server.pair("pal", BOT, None, None, days=1)  # their move: not visited
+        await server.pair(BOT, "pal", 180, 2)  # a real-time game: not the desk's
+        visited: list[str] = []
+        stop = asyncio.Event()
+        async with Lichess(server.url, token) as client:
+            desk = CorrespondenceDesk(
+                CorrespondenceConfig(think_s=1, checkin_interval_s=60), client,
+                lambda game_id, _think_s: Recorder(game_id, visited, stop, fast, 2), stop)
+            await asyncio.wait_for(desk.run(), 10)
+        assert visited == [fast, slow]  # the broken visit did not stop the next one
 
 
 def corr_config(tmp_path: Path) -> Config:
