@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 # The whole chain stays within this budget (the game gives each source a little more).
 CHAIN_BUDGET_S: Final = 2.5
+# The online services get at most this share of the game's expected length per move
+# (base + 40 increments): 0.3 s in 30+0 bullet, the full budget from 3+2 on.
+ONLINE_BUDGET_SHARE: Final = 0.01
 
 
 SourceAnswer = SourcedMove | RootRestriction | None
@@ -95,7 +98,11 @@ class OnlineSource:
     async def choose(self, board: chess.Board, context: GameContext) -> SourceAnswer:
         if not self.sources.any_active:
             return None
-        answer = await self.sources.probe(board, context.variant, budget_s=self.budget_s)
+        budget_s = self.budget_s
+        if context.clock_initial_s is not None:
+            expected_s = context.clock_initial_s + 40 * (context.clock_increment_s or 0.0)
+            budget_s = min(budget_s, ONLINE_BUDGET_SHARE * expected_s)
+        answer = await self.sources.probe(board, context.variant, budget_s=budget_s)
         found = answer.move
         if found is None:
             return None

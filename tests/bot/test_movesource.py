@@ -123,6 +123,23 @@ async def test_online_source_and_suggest(
     assert cloud.info["depth"] == 40 and [m.uci() for m in cloud.info["pv"]] == ["e2e4", "e7e5"]
 
 
+async def test_online_time_follows_the_time_control(
+        online: tuple[str, OnlineFixtures, aiohttp.ClientSession]) -> None:
+    url, fixtures, session = online
+    fixtures.add_cloud_eval(chess.STARTING_FEN, "e2e4", depth=40, cp=25)
+    fixtures.delay_s["cloud_eval"] = 0.6
+    on = SourceSettings(enabled=True, timeout_s=5.0, max_misses=0)
+    sources = OnlineSources(session, OnlineEndpoints(url, url, url), explorer=SourceSettings(),
+                            cloud_eval=on, online_tablebase=SourceSettings())
+    bullet = replace(CONTEXT, clock_initial_s=30.0, clock_increment_s=0.0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await OnlineSource(sources, "best").choose(chess.Board(), bullet) is None
+    assert loop.time() - started < 0.5  # 0.3 s for 30+0
+    found = await OnlineSource(sources, "best").choose(chess.Board(), CONTEXT)  # 3+2
+    assert isinstance(found, SourcedMove) and found.move.uci() == "e2e4"
+
+
 async def test_chain_order_failures_and_restrictions() -> None:
     board = chess.Board()
     e4 = SourcedMove(chess.Move.from_uci("e2e4"), "first")
