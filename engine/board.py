@@ -53,27 +53,21 @@ wrong with a malformed FEN.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from engine.constants import (
     BLACK,
-    BLACK_RANK_SHIFT,
     BOARD_SIZE,
-    C1,
     CARRIED_FIELDS,
     CASTLE_ALL,
     CASTLE_BK,
     CASTLE_BQ,
     CASTLE_WK,
     CASTLE_WQ,
-    D1,
     EMPTY,
-    F1,
     FLAG_CAPTURE,
     FLAG_CASTLE,
     FLAG_DOUBLE,
     FLAG_EP,
-    G1,
     KING,
     KNIGHT,
     M_CHESS960,
@@ -111,20 +105,18 @@ from engine.constants import (
     STACK_FIELDS,
     STACK_SIZE,
     WHITE,
+    BoardArray,
+    KeyArray,
+    MetaArray,
+    StackArray,
     parse_square,
     square,
     square_name,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline, uncompiled
-from engine.movegen import gen_legal, in_check, is_square_attacked
+from engine.movegen import castling_squares, gen_legal, in_check, is_square_attacked
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
-
-BoardArray = npt.NDArray[np.int8]
-StackArray = npt.NDArray[np.int32]
-KeyArray = npt.NDArray[np.uint64]
-MetaArray = npt.NDArray[np.int32]
-MoveArray = npt.NDArray[np.int32]
 
 STARTPOS_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
@@ -195,9 +187,7 @@ def make_move(
     captured = EMPTY
     halfmove = stack[ply, S_HALFMOVE] + 1
     if move & FLAG_CASTLE:
-        shift = BLACK_RANK_SHIFT * us
-        kto = (G1 if to > frm else C1) + shift
-        rto = (F1 if to > frm else D1) + shift
+        kto, rto = castling_squares(frm, to, us)
         king = board[frm]
         rook = board[to]
         board[frm] = 0
@@ -278,9 +268,7 @@ def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
     frm = move & MOVE_SQ_MASK
     to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
     if move & FLAG_CASTLE:
-        shift = BLACK_RANK_SHIFT * us
-        kto = (G1 if to > frm else C1) + shift
-        rto = (F1 if to > frm else D1) + shift
+        kto, rto = castling_squares(frm, to, us)
         king = board[kto]
         rook = board[rto]
         board[kto] = 0
@@ -826,7 +814,7 @@ def castling_king_target(move: int, side: int) -> int:
     """Where the king lands when ``move`` (a castling move of ``side``) is played."""
     frm = move & MOVE_SQ_MASK
     to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
-    return (G1 if to > frm else C1) + BLACK_RANK_SHIFT * side
+    return int(uncompiled(castling_squares)(frm, to, side)[0])
 
 
 def move_to_uci(move: int, side: int, chess960: bool) -> str:

@@ -37,6 +37,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+# --- the position's arrays (see engine.board) -------------------------------------------------
+BoardArray = npt.NDArray[np.int8]
+StackArray = npt.NDArray[np.int32]
+KeyArray = npt.NDArray[np.uint64]
+MetaArray = npt.NDArray[np.int32]
+MoveArray = npt.NDArray[np.int32]
+
 # --- colors and pieces ---------------------------------------------------------------------
 WHITE = 0
 BLACK = 1

@@ -30,7 +30,6 @@ compiled callers by LLVM (``njit_noalloc_inline``).
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from engine.constants import (
     BISHOP,
@@ -66,13 +65,12 @@ from engine.constants import (
     S_PINS,
     S_SIDE,
     WHITE,
+    BoardArray,
+    MetaArray,
+    MoveArray,
+    StackArray,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
-
-BoardArray = npt.NDArray[np.int8]
-StackArray = npt.NDArray[np.int32]
-MetaArray = npt.NDArray[np.int32]
-MoveArray = npt.NDArray[np.int32]
 
 _QUIET_PROMOS = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
 
@@ -117,6 +115,15 @@ def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
         if p == rook or p == queen:  # noqa: SIM109
             return True
     return False
+
+
+@njit_noalloc_inline
+def castling_squares(frm: int, to: int, us: int) -> tuple[int, int]:
+    """Where king and rook land when castling king ``frm`` with the rook on ``to``."""
+    shift = BLACK_RANK_SHIFT * us
+    if to > frm:
+        return G1 + shift, F1 + shift
+    return C1 + shift, D1 + shift
 
 
 @njit_noalloc_inline
@@ -196,14 +203,12 @@ def _gen_castling(
     rights = stack[ply, S_CASTLE]
     them = 1 - us
     ksq = stack[ply, S_KING + us]
-    shift = BLACK_RANK_SHIFT * us
     for side in range(2):  # 0: king side (towards h), 1: queen side (towards a)
         right = 2 * us + side
         if not rights & (CASTLE_WK << right):
             continue
         rsq = meta[M_ROOK + right]
-        kto = (G1 if side == 0 else C1) + shift
-        rto = (F1 if side == 0 else D1) + shift
+        kto, rto = castling_squares(ksq, rsq, us)
         # every square the king or the rook crosses or lands on must be empty, except that the
         # king and the castling rook themselves may stand there (chess960 overlaps)
         lo = min(ksq, kto, rsq, rto)
@@ -350,9 +355,7 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
     to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
     if move & FLAG_CASTLE:
         # put king and rook on their castled squares, test the king, put them back
-        shift = BLACK_RANK_SHIFT * us
-        kto = (G1 if to > frm else C1) + shift
-        rto = (F1 if to > frm else D1) + shift
+        kto, rto = castling_squares(frm, to, us)
         king = board[frm]
         rook = board[to]
         board[frm] = 0

@@ -24,15 +24,20 @@ from engine.board import (
     state_is_consistent,
     unmake_move,
 )
-from engine.constants import M_PLY, MAX_MOVES, S_SIDE
+from engine.constants import (
+    M_PLY,
+    MAX_MOVES,
+    S_SIDE,
+    BoardArray,
+    KeyArray,
+    MetaArray,
+    StackArray,
+)
 from engine.jit import njit, njit_noalloc
 from engine.movegen import gen_legal, gen_moves, is_legal
 
-BoardArray = npt.NDArray[np.int8]
-StackArray = npt.NDArray[np.int32]
-KeyArray = npt.NDArray[np.uint64]
-MetaArray = npt.NDArray[np.int32]
 MoveBuffer = npt.NDArray[np.int32]
+ErrorCount = npt.NDArray[np.int64]
 
 
 @njit_noalloc
@@ -44,7 +49,16 @@ def _perft(
     depth: int,
     buf: MoveBuffer,
     bulk: bool,
+    errors: ErrorCount,
+    check: bool,
 ) -> int:
+    """Leaves below the current position (``depth >= 1``).
+
+    ``bulk``: count the last ply's legal moves without playing them.  ``check``: count into
+    ``errors[0]`` every node whose incremental state differs from a fresh computation.
+    """
+    if check and not state_is_consistent(board, stack, keys, meta):
+        errors[0] += 1
     moves = buf[depth]
     n = gen_moves(board, stack, meta, moves)
     total = 0
@@ -52,42 +66,49 @@ def _perft(
         move = moves[i]
         if not is_legal(board, stack, meta, move):
             continue
-        if depth == 1:
-            if not bulk:
-                make_move(board, stack, keys, meta, move)
-                unmake_move(board, stack, meta)
+        if depth == 1 and bulk:
             total += 1
+            continue
+        make_move(board, stack, keys, meta, move)
+        if depth > 1:
+            total += _perft(board, stack, keys, meta, depth - 1, buf, bulk, errors, check)
         else:
-            make_move(board, stack, keys, meta, move)
-            total += _perft(board, stack, keys, meta, depth - 1, buf, bulk)
-            unmake_move(board, stack, meta)
+            total += 1
+            if check and not state_is_consistent(board, stack, keys, meta):
+                errors[0] += 1
+        unmake_move(board, stack, meta)
     return total
 
 
-@njit_noalloc
-def _perft_checked(
+@njit
+def _run(
     board: BoardArray,
     stack: StackArray,
     keys: KeyArray,
     meta: MetaArray,
     depth: int,
-    buf: MoveBuffer,
-    errors: npt.NDArray[np.int64],
+    bulk: bool,
+    errors: ErrorCount,
+    check: bool,
 ) -> int:
-    if not state_is_consistent(board, stack, keys, meta):
-        errors[0] += 1
-    if depth == 0:
+    if depth <= 0:
         return 1
-    moves = buf[depth]
-    n = gen_moves(board, stack, meta, moves)
-    total = 0
-    for i in range(n):
-        move = moves[i]
-        if is_legal(board, stack, meta, move):
-            make_move(board, stack, keys, meta, move)
-            total += _perft_checked(board, stack, keys, meta, depth - 1, buf, errors)
-            unmake_move(board, stack, meta)
-    return total
+    buf = np.zeros((depth + 1, MAX_MOVES), dtype=np.int32)
+    return _perft(board, stack, keys, meta, depth, buf, bulk, errors, check)
+
+
+@njit
+def perft(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, depth: int) -> int:
+    """Leaf count at ``depth``, every leaf made and unmade."""
+    return _run(board, stack, keys, meta, depth, False, np.zeros(1, dtype=np.int64), False)
+
+
+@njit
+def perft_bulk(
+    board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, depth: int
+) -> int:
+    """Leaf count at ``depth``, counting the last ply's legal moves without playing them."""
+    return _run(board, stack, keys, meta, depth, True, np.zeros(1, dtype=np.int64), False)
 
 
 @njit
@@ -97,32 +118,11 @@ def perft_checked(
     keys: KeyArray,
     meta: MetaArray,
     depth: int,
-    errors: npt.NDArray[np.int64],
+    errors: ErrorCount,
 ) -> int:
     """``perft`` that also counts into ``errors[0]`` the nodes whose incremental state
     (key, evaluation terms, king squares) differs from a fresh computation."""
-    buf = np.zeros((max(depth, 0) + 1, MAX_MOVES), dtype=np.int32)
-    return _perft_checked(board, stack, keys, meta, depth, buf, errors)
-
-
-@njit
-def perft(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, depth: int) -> int:
-    """Leaf count at ``depth``, every leaf made and unmade."""
-    if depth <= 0:
-        return 1
-    buf = np.zeros((depth + 1, MAX_MOVES), dtype=np.int32)
-    return _perft(board, stack, keys, meta, depth, buf, False)
-
-
-@njit
-def perft_bulk(
-    board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, depth: int
-) -> int:
-    """Leaf count at ``depth``, counting the last ply's legal moves without playing them."""
-    if depth <= 0:
-        return 1
-    buf = np.zeros((depth + 1, MAX_MOVES), dtype=np.int32)
-    return _perft(board, stack, keys, meta, depth, buf, True)
+    return _run(board, stack, keys, meta, depth, False, errors, True)
 
 
 @njit
@@ -137,13 +137,10 @@ def perft_divide(
 ) -> int:
     """Each legal root move into ``moves`` and its leaf count at ``depth`` into ``counts``."""
     n = gen_legal(board, stack, meta, moves)
-    buf = np.zeros((max(depth, 1) + 1, MAX_MOVES), dtype=np.int32)
+    errors = np.zeros(1, dtype=np.int64)
     for i in range(n):
-        if depth <= 1:
-            counts[i] = 1
-            continue
         make_move(board, stack, keys, meta, moves[i])
-        counts[i] = _perft(board, stack, keys, meta, depth - 1, buf, True)
+        counts[i] = _run(board, stack, keys, meta, depth - 1, True, errors, False)
         unmake_move(board, stack, meta)
     return n
 
