@@ -129,7 +129,7 @@ class GameRecord:
 
     def start_board(self) -> chess.Board:
         """The game's starting position."""
-        chess960 = self.variant == "chess960"
+        chess960 = self.variant in ("chess960", "fromPosition")  # any rook file may castle
         if self.initial_fen == STARTPOS:
             return chess.Board(chess960=chess960)
         return chess.Board(self.initial_fen, chess960=chess960)

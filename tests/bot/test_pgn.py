@@ -247,3 +247,15 @@ def test_a_pv_after_the_last_move_never_extends_the_game() -> None:
     game = build_game(record, "resign", "white")
     assert [n.move.uci() for n in game.mainline()] == MOVES[:3]
     assert game.end().eval() == _score(20)
+
+
+def test_castling_from_a_set_up_position_in_either_notation() -> None:
+    fen = "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 4 8"
+    full = _full(initialFen=fen, variant={"key": "fromPosition"})
+    record = GameRecord.from_game_full(full, server_url="http://x", me="Kibitz")
+    record.update(_state(["e1h1"], 179.0, 180.0))
+    record.update(_state(["e1h1", "e8c8"], 179.0, 178.0))
+    text = finished_pgn(record, "draw", None)
+    assert "8. O-O O-O-O" in text and '[FEN "' + fen + '"]' in text
+    game = chess.pgn.read_game(io.StringIO(text))
+    assert game is not None and len(list(game.mainline())) == 2
