@@ -95,7 +95,7 @@ class BlockLists:
         for url in self.urls:
             try:
                 await self._fetch(session, url)
-            except (aiohttp.ClientError, TimeoutError, UnicodeDecodeError, ValueError) as exc:
+            except (aiohttp.ClientError, TimeoutError, LookupError, ValueError) as exc:
                 log.warning("block list %s not refreshed: %s: %s", url, type(exc).__name__, exc)
         self.names = self._union()
         save_state(self.path, {url: cached.to_json() for url, cached in self.lists.items()})

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote
 
+import aiohttp
+
 from bot.config import Config, parse_time_control
 from bot.events import GameInfo
 from bot.lichess import AuthError, Lichess, LichessError, RequestError, Unavailable
@@ -204,7 +206,6 @@ class Matchmaker:
         self.rng = rng or random.Random()
         self.state = MatchState(config.state_dir / STATE_FILE)
         self.pending: Pending | None = None
-        self.sent: list[Offer] = []  # this process's challenges, for the log and tests
         self._idle_since: float | None = None
         self._retry_at = 0.0  # monotonic: nobody suitable was online
 
@@ -294,7 +295,7 @@ class Matchmaker:
                     bots.append(item)
         except AuthError:
             raise
-        except (LichessError, OSError, TimeoutError) as exc:
+        except (LichessError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("matchmaking: cannot list online bots: %s", exc)
         return bots
 
@@ -373,7 +374,6 @@ class Matchmaker:
         self.state.sent.append(now)
         self.state.save()
         self.pending = Pending(challenge_id, offer, time.monotonic())
-        self.sent.append(offer)
         log.info("matchmaking: challenged %s (%s, %s, %s, %s) as %s", offer.name,
                  offer.time_control, offer.variant, "rated" if offer.rated else "casual",
                  challenge_id, offer.color)
