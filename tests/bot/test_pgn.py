@@ -256,6 +256,6 @@ def test_castling_from_a_set_up_position_in_either_notation() -> None:
     record.update(_state(["e1h1"], 179.0, 180.0))
     record.update(_state(["e1h1", "e8c8"], 179.0, 178.0))
     text = finished_pgn(record, "draw", None)
-    assert "8. O-O O-O-O" in text and '[FEN "' + fen + '"]' in text
+    assert "8. O-O { [%clk 0:02:59] } 8... O-O-O" in text and '[FEN "' + fen + '"]' in text
     game = chess.pgn.read_game(io.StringIO(text))
     assert game is not None and len(list(game.mainline())) == 2
