@@ -64,6 +64,13 @@ class FischerClock:
         self._running = not mover
         self._turn_started_s = self._now()
 
+    def switch(self, side_to_move: chess.Color) -> None:
+        """Run the clock of `side_to_move` (after a takeback), charging the other side."""
+        if self._running is not None and self._running != side_to_move:
+            self._remaining_ms[self._running] = self.remaining_ms(self._running)
+            self._running = side_to_move
+            self._turn_started_s = self._now()
+
     def seconds_to_flag(self) -> float | None:
         if self._running is None:
             return None

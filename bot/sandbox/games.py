@@ -136,10 +136,9 @@ class Game:
         self.observer = observer
         self.created_at_ms = int(time.time() * 1000)
         self.last_move_at_ms = self.created_at_ms
-        chess960 = variant == "chess960"
+        # From-position games use Chess960 castling too: their rooks may stand anywhere.
+        chess960 = variant in ("chess960", "fromPosition")
         self.board = chess.Board(initial_fen or chess.STARTING_FEN, chess960=chess960)
-        if variant == "fromPosition":
-            self.board.chess960 = True  # castling rights of odd positions need it
         self.initial_fen = initial_fen
         self.first_mover = self.board.turn
         self.status = "started"
@@ -421,6 +420,12 @@ class Game:
                     self.clock_ms_history.pop()
             self.takeback_offers.clear()
             self.draw_offers.clear()
+            # The side to move now has the running clock; no time is given back.
+            if self.clock is not None and self.clock.running:
+                self.clock.switch(self.turn)
+            if self.correspondence is not None:
+                self.correspondence.press(self.turn)
+            self._turn_started_s = self.settings.now()
             self._system_message("Takeback accepted")
             self._schedule_timer()
             self.observer.state_changed(self)

@@ -56,6 +56,19 @@ def test_fischer_clock_runs_only_once_started_and_adds_increments() -> None:
     assert clock.remaining_ms(chess.WHITE) == pytest.approx(60_500)
 
 
+def test_after_a_takeback_the_side_to_move_has_the_running_clock() -> None:
+    time = FakeTime()
+    clock = FischerClock(60, 0, now=time)
+    clock.start(chess.BLACK)
+    time.now_s += 2
+    clock.switch(chess.WHITE)
+    time.now_s += 3
+    assert clock.remaining_ms(chess.BLACK) == pytest.approx(58_000)
+    assert clock.remaining_ms(chess.WHITE) == pytest.approx(57_000)
+    clock.switch(chess.WHITE)  # already running: nothing changes
+    assert clock.remaining_ms(chess.WHITE) == pytest.approx(57_000)
+
+
 def test_a_clock_without_base_time_starts_with_three_seconds_or_the_increment() -> None:
     assert FischerClock(0, 1).initial_ms == 3_000
     assert FischerClock(0, 5).initial_ms == 5_000
