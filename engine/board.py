@@ -33,7 +33,8 @@ Compiled API (numba, for the search; moves come from ``engine.movegen``; all of 
 without numba's reference counting, see ``engine.jit``):
 
 ``make_move(board, stack, keys, meta, move) -> None``
-    Play a pseudo-legal move (check ``movegen.is_legal`` first: this does not).
+    Play a pseudo-legal move (check ``movegen.is_legal`` first: this does not).  There is no
+    bounds check: a search may go ``SEARCH_HEADROOM - 1`` plies deep from a ``Position``.
 ``unmake_move(board, stack, meta) -> None``
     Take back the last move made with ``make_move``.
 ``make_null(board, stack, keys, meta) -> None`` / ``unmake_null(stack, meta) -> None``
@@ -101,6 +102,7 @@ from engine.constants import (
     S_PHASE,
     S_PINS,
     S_SIDE,
+    SEARCH_HEADROOM,
     SQ64,
     STACK_FIELDS,
     STACK_SIZE,
@@ -670,7 +672,7 @@ class Position:
 
     def push_unchecked(self, move: int) -> None:
         """Play a move known to be legal, keeping room on the stack for a search."""
-        if self.ply >= STACK_SIZE - 256:
+        if self.ply >= STACK_SIZE - SEARCH_HEADROOM:
             self._compact_history()
         make_move(self.board, self.stack, self.keys, self.meta, move)
 

@@ -167,6 +167,7 @@ S_PINS = 16  # bit (step + 11) set: a piece of the side to move is pinned along 
 S_CHECK = 17  # side to move is in check: 0 / 1
 STACK_FIELDS = 18
 STACK_SIZE = 2048  # plies of game history + search path one position can hold
+SEARCH_HEADROOM = 256  # rows Position.push always leaves free above the game for a search
 
 # --- meta: per-position scalars and the castling set-up (int32) ------------------------------
 M_PLY = 0  # index of the current row of the stack (and of keys)
