@@ -20,6 +20,11 @@ UNTIMED_MOVE_S: Final = 10.0  # thinking time per move when the game has no real
 UNTIMED_CLOCK_S: Final = 24 * 3600.0  # a clock this long means: no clock (unlimited, days)
 HARD_LIMIT_SHARE: Final = 0.5  # wait at most this share of the remaining clock for a move
 HARD_LIMIT_SLACK_S: Final = 1.0  # plus this, before the engine counts as hung
+FUTURE_MOVES: Final = 25  # moves still to play, for the lag they will cost (no increment)
+FUTURE_LAG_MAX_SHARE: Final = 0.5  # the future lag hides at most this share of our clock
+TROUBLE_CLOCK_S: Final = 5.0  # below this (times the load) the engine gets a movetime cap too
+TROUBLE_SHARE: Final = 1 / 40  # the cap: this share of what is left
+TROUBLE_SLACK_SHARE: Final = 0.25  # in time trouble the hard limit's slack is at most this share
 LATENCY_SAMPLES: Final = 8  # move -> echo latencies kept per game
 
 
@@ -53,6 +58,7 @@ def plan_move(
     thinking_games: int,
     cores: int,
     max_move_s: float | None = None,
+    lag_s: float = 0.0,
 ) -> ThinkPlan:
     """The engine limit for our move.
 
@@ -61,7 +67,9 @@ def plan_move(
     - no real clock (unlimited, correspondence): a fixed `UNTIMED_MOVE_S`;
     - otherwise the clocks, ours reduced by the reserve (overhead + latency, scaled by load)
       and by the time gone since the state arrived, plus both increments;
-    - `max_move_s`, if set, caps every move (UCI `movetime` next to the clocks).
+    - `max_move_s`, if set, caps every move (UCI `movetime` next to the clocks);
+    - `lag_s`, the clock each move costs beyond thinking, is kept back for the moves still to
+      come when the increment does not pay for it (the engine cannot know about it).
     """
     load = load_factor(thinking_games, cores)
     reserve_s = (overhead_s + latency_s) * load
@@ -72,6 +80,8 @@ def plan_move(
         return ThinkPlan(chess.engine.Limit(time=untimed_s),
                          untimed_s + HARD_LIMIT_SLACK_S * load, reserve_s)
     ours = max(MIN_ENGINE_CLOCK_S, our_clock_s - reserve_s)
+    future_lag_s = max(0.0, lag_s - our_increment_s) * FUTURE_MOVES
+    ours = max(MIN_ENGINE_CLOCK_S, ours - min(future_lag_s, FUTURE_LAG_MAX_SHARE * ours))
     if first_move:
         budget_s = min(first_move_s, max(MIN_ENGINE_CLOCK_S, ours / 10.0))
         if max_move_s is not None:
@@ -84,15 +94,22 @@ def plan_move(
         (our_increment_s, their_increment_s) if turn == chess.WHITE
         else (their_increment_s, our_increment_s)
     )
+    # Time trouble: an engine starved of CPU by other games overshoots its own estimate, so
+    # it also gets a plain movetime, and the wait for it is cut short.
+    cap_s = max_move_s
+    slack_s = HARD_LIMIT_SLACK_S * load
+    if ours < TROUBLE_CLOCK_S * load:
+        trouble_cap_s = max(MIN_ENGINE_CLOCK_S / 5, ours * TROUBLE_SHARE + our_increment_s / 2)
+        cap_s = trouble_cap_s if cap_s is None else min(cap_s, trouble_cap_s)
+        slack_s = min(slack_s, TROUBLE_SLACK_SHARE * ours)
     limit = chess.engine.Limit(
         white_clock=white_s, black_clock=black_s, white_inc=white_inc, black_inc=black_inc,
-        time=max_move_s,
+        time=cap_s,
     )
     hard_limit_s = HARD_LIMIT_SHARE * ours + our_increment_s / 2
-    if max_move_s is not None:
-        hard_limit_s = min(hard_limit_s, max_move_s)
-    hard_limit_s += HARD_LIMIT_SLACK_S * load
-    return ThinkPlan(limit, hard_limit_s, reserve_s)
+    if cap_s is not None:
+        hard_limit_s = min(hard_limit_s, cap_s)
+    return ThinkPlan(limit, hard_limit_s + slack_s, reserve_s)
 
 
 class LatencyMeter:
@@ -111,3 +128,7 @@ class LatencyMeter:
     @property
     def estimate_s(self) -> float:
         return max(self._samples, default=0.0)
+
+    @property
+    def mean_s(self) -> float:
+        return sum(self._samples) / len(self._samples) if self._samples else 0.0

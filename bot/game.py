@@ -184,6 +184,8 @@ class Game:
         self.abandoned = False  # left at shutdown: the game goes on without us
         self.conduct = Conduct(config.draw, config.resign)
         self.latency = LatencyMeter()
+        self.lag = LatencyMeter()  # clock charged per move beyond the engine's thinking
+        self._charge: tuple[int, float, float] | None = None  # (ply, our clock, thinking)
         self.move_log = MoveLog(game_id, config.log)
 
         self.context: GameContext | None = None
@@ -363,6 +365,7 @@ class Game:
         if self._sent is not None and len(state.moves) > self._sent[0]:
             self.latency.add(received - self._sent[1])
             self._sent = None
+        self._measure_lag(state)
         ours = self._our_turn()
         self._answer_offers(state)
         in_flight = self._sent is not None and self._sent[0] == len(state.moves)
@@ -372,6 +375,20 @@ class Game:
             self._cancel_mover()
         if self.think_s is not None and not ours and self._sent is None:
             self._finish("left until our turn", status=state.status)
+
+    def _measure_lag(self, state: GameState) -> None:
+        """Our clock before and after our move: what the move cost beyond the thinking
+        (transit both ways, the bot's own work, waiting for a core), for the allocation."""
+        if self._charge is None or self.context is None or len(state.moves) <= self._charge[0]:
+            return
+        ply, before_s, think_s = self._charge
+        self._charge = None
+        if len(state.moves) != ply + 1:
+            return  # the opponent moved too: the clock snapshot is no longer ours alone
+        white = self.context.color == chess.WHITE
+        after_s = state.wtime_s if white else state.btime_s
+        increment_s = state.winc_s if white else state.binc_s
+        self.lag.add(max(0.0, before_s - after_s + increment_s - think_s))
 
     def _sync(self, moves: tuple[str, ...]) -> bool:
         """Bring the board to `moves`; False (and a resync or give-up) if they are not legal."""
@@ -501,6 +518,7 @@ class Game:
             clock_running=len(moves) >= 2,
             overhead_s=self.config.engine.move_overhead_s,
             latency_s=self.latency.estimate_s,
+            lag_s=self.lag.mean_s,
             first_move=len(moves) < 2,
             first_move_s=self.config.engine.first_move_s,
             thinking_games=self.load.thinking + 1,
@@ -551,7 +569,7 @@ class Game:
             finally:
                 self.load.thinking -= 1
             if thought.timed_out:
-                await self._replace_engine("overran its hard limit")
+                log.warning("the engine overran its hard limit but answered to stop")
             wdl = restriction.tablebase_wdl if restriction is not None else None
             return SourcedMove(thought.move, "engine", thought.info, wdl), thought.elapsed_s
         raise EngineFailure(f"no move after {ENGINE_ATTEMPTS} engine attempts")
@@ -589,6 +607,10 @@ class Game:
         self.metrics.moves.append(MoveTiming(self.id, len(moves), sent_at - received - think_s,
                                              think_s, chosen.source))
         self._sent = (len(moves), sent_at)
+        if len(moves) >= 2 and self.state is not None:  # the clock runs: measure its charge
+            white = self.context.color == chess.WHITE
+            clock_s = self.state.wtime_s if white else self.state.btime_s
+            self._charge = (len(moves), clock_s, think_s)
         deadline_s = min(MOVE_REQUEST_MAX_S, max(MIN_MOVE_REQUEST_S, ours))
         try:
             await self.client.move(self.id, uci, offering_draw=offer, deadline_s=deadline_s)

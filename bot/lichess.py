@@ -79,6 +79,36 @@ class ClientTimings:
     backoff_base_s: float = 0.25  # first retry delay after a 5xx or network error
     backoff_cap_s: float = 15.0  # longest single retry delay
     retry_deadline_s: float = 60.0  # give up on a command after this long
+    moves_per_minute: float = 160.0  # all games together, below Lichess's 180 per minute
+    move_burst: int = 20  # moves that may go at once before the pace applies
+
+
+class MovePacer:
+    """A token bucket shared by every game's moves, so many games at once never earn a 429
+    (which would pause a game's moves for a minute and lose it on time)."""
+
+    def __init__(self, per_minute: float, burst: int) -> None:
+        self.rate_per_s = per_minute / 60.0
+        self.capacity = float(max(1, burst))
+        self._tokens = self.capacity
+        self._updated = time.monotonic()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(self.capacity, self._tokens + (now - self._updated) * self.rate_per_s)
+        self._updated = now
+
+    async def take(self) -> float:
+        """Wait for a token; the seconds waited."""
+        waited_s = 0.0
+        self._refill()
+        while self._tokens < 1.0:
+            wait_s = (1.0 - self._tokens) / self.rate_per_s
+            await asyncio.sleep(wait_s)
+            waited_s += wait_s
+            self._refill()
+        self._tokens -= 1.0
+        return waited_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +173,7 @@ class Lichess:
         )
         self._token = token
         self._blocked_until: dict[str, float] = {}
+        self.move_pacer = MovePacer(self.timings.moves_per_minute, self.timings.move_burst)
         self._stream_opens: dict[str, deque[float]] = {}
 
     async def __aenter__(self) -> Lichess:
@@ -360,6 +391,10 @@ class Lichess:
         deadline_s: float | None = None,
     ) -> None:
         params = {"offeringDraw": "true"} if offering_draw else None
+        waited_s = await self.move_pacer.take()
+        if waited_s > 0:
+            log.info("game %s: move paced by %.2f s (moves of all games per minute)",
+                     game_id, waited_s)
         await self.request(
             "POST", self._game_path(game_id, f"move/{quote(uci)}"), kind=f"move:{game_id}",
             params=params, deadline_s=deadline_s,

@@ -1,0 +1,94 @@
+"""Many games at once on this 2-core machine: all finish, none lost on time, no illegal or
+duplicate moves."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.game import Metrics
+from bot.lichess import ClientTimings
+from bot.sandbox.opponent import ChallengeSpec
+from bot.sandbox.ratelimit import RateLimits
+from bot.sandbox.server import GameRecord, SandboxServer
+from tests.bot.e2e_support import (
+    BOT,
+    FAST_TIMINGS,
+    STOCKFISH,
+    assert_legal,
+    bot_games,
+    make_config,
+    quiet_logs,
+    running_bot,
+)
+
+
+async def play_simultaneous(
+    config: Config, games: int, *, rival_engine: list[str] | None, timeout_s: float,
+    server_moves_per_minute: int = 180, timings: ClientTimings = FAST_TIMINGS,
+) -> tuple[list[GameRecord], Metrics]:
+    limits = RateLimits(moves_per_minute=server_moves_per_minute)
+    async with SandboxServer(keepalive_s=1.0, limits=limits) as server:
+        async with running_bot(server, config, timings=timings) as run:
+            for index in range(games):
+                await server.start_opponent(
+                    f"rival{index}", seed=index, engine=rival_engine, movetime_s=0.05,
+                    challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+            ids = await bot_games(server, games, 30)
+            records = [await server.wait_for_game_end(g, timeout_s) for g in ids]
+        assert run.task.result() == 0
+    return records, run.metrics
+
+
+def check(records: list[GameRecord], metrics: Metrics, games: int) -> None:
+    assert len(records) == games
+    for record in records:
+        assert record.finished
+        assert_legal(record)
+        bot_side = "white" if record.white.lower() == BOT else "black"
+        # A flag against a side that cannot mate is a draw (Lichess's rule), not a loss.
+        lost_on_time = record.status in ("outoftime", "timeout") and record.winner not in (
+            bot_side, None)
+        assert not lost_on_time, f"{record.id}: lost on time ({record.status})"
+    assert metrics.rejected_moves == 0  # no move was sent twice or out of turn
+    # Each of our moves was sent once: one timing per ply, per game.
+    plies = Counter((m.game_id, m.ply) for m in metrics.moves)
+    assert all(count == 1 for count in plies.values())
+    assert sorted(o.game_id for o in metrics.games) == sorted(r.id for r in records)
+
+
+async def test_four_quick_games_at_once_paced_under_the_move_limit(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server that allows only 90 moves a minute per account: the bot paces its moves
+    across games (80 a minute) and never earns a 429."""
+    quiet_logs()
+    config = make_config(tmp_path, concurrency=4)
+    timings = dataclasses.replace(FAST_TIMINGS, moves_per_minute=80, move_burst=10)
+    records, metrics = await play_simultaneous(config, 4, rival_engine=None, timeout_s=60,
+                                               server_moves_per_minute=90, timings=timings)
+    check(records, metrics, 4)
+    assert all(r.status == "mate" for r in records)
+    assert "429" not in caplog.text
+    assert len(metrics.moves) > 10  # enough moves that the pace mattered
+
+
+@pytest.mark.slow
+async def test_eight_one_minute_games_at_once_on_the_clock(tmp_path: Path) -> None:
+    """The engine's own time management on the clock (no per-move cap), against an engine
+    that moves fast: the bot's clock is what runs down. Eight bullet games make more moves
+    than 180 a minute, so the move limit is raised on both sides: this measures CPU sharing
+    and time allocation (pacing is the test above)."""
+    quiet_logs()
+    config = make_config(tmp_path, concurrency=8)
+    config = dataclasses.replace(config, engine=dataclasses.replace(
+        config.engine, max_move_s=None, first_move_s=1.0))
+    timings = dataclasses.replace(FAST_TIMINGS, moves_per_minute=1000)
+    records, metrics = await play_simultaneous(config, 8, rival_engine=[STOCKFISH],
+                                               timeout_s=200, server_moves_per_minute=1200,
+                                               timings=timings)
+    check(records, metrics, 8)
+
