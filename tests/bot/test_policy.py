@@ -1,9 +1,12 @@
 """The finer challenge rules as pure functions: every rule's accept and decline, with the
-reason key it sends, and the order queued challenges are taken in."""
+reason key it sends, and the order queued challenges are taken in; and one rule checked
+again by the running bot when a queued challenge's turn comes."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +24,8 @@ from bot.policy import (
     rating_verdict,
     sort_queue,
 )
+from bot.sandbox.server import SandboxServer
+from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot
 
 ALICE = ChallengeUser("alice", "Alice", None, 1500)
 ROBOT = ChallengeUser("robot", "Robot", "BOT", 1500)
@@ -146,7 +151,7 @@ def test_queue_orders() -> None:
     assert [c.id for c in sort_queue(twins, "best")] == ["t1", "t2"]
 
 
-def test_the_book_counts_games_per_opponent_and_remembers_history(tmp_path: Any) -> None:
+def test_the_book_counts_games_per_opponent_and_remembers_history(tmp_path: Path) -> None:
     book = OpponentBook(tmp_path, recent_window_s=3600)
     book.engage("g1", "Robot", bot=True)
     book.engage("g2", "robot")  # known to be a bot by now
@@ -165,3 +170,26 @@ def test_the_book_counts_games_per_opponent_and_remembers_history(tmp_path: Any)
     assert again.recent_games() == {"robot": 3, "alice": 1}
     assert "robot" in again.known_bots
     assert again.situation().games_with == {}  # engagements are rebuilt from the server
+
+
+async def test_the_running_bot_declines_a_second_game_against_the_same_opponent(
+        tmp_path: Path) -> None:
+    """Through the bot: both challenges pass on arrival, the second is declined "later"
+    when its turn comes, because the first one's game now counts."""
+    quiet_logs()
+    config = make_config(tmp_path, concurrency=2)
+    config = dataclasses.replace(config, challenge=dataclasses.replace(
+        config.challenge, max_games_per_opponent=1))
+    async with SandboxServer(keepalive_s=0.5) as server:
+        server.add_account("twice", bot=False)
+        async with running_bot(server, config):
+            first = await server.challenge("twice", BOT, 60, 0)
+            second = await server.challenge("twice", BOT, 60, 0)
+            game_id = await server.wait_for_game("twice", timeout_s=10)
+            declined = server.lobby.challenges[second]
+            async with asyncio.timeout(10):
+                while declined.status == "created":  # noqa: ASYNC110 - sandbox state
+                    await asyncio.sleep(0.05)
+            assert game_id == first
+            assert (declined.status, declined.decline_key) == ("declined", "later")
+            server.end_game(game_id, "draw")
