@@ -313,6 +313,7 @@ class Bot:
                     await self.client.accept_challenge(challenge.id)
                 except (RequestError, Unavailable) as exc:
                     log.warning("accept %s: %s", challenge.id, exc)
+                    self.book.note_refusal(exc)  # our daily bot games may be used up
                     self.accepted.pop(challenge.id, None)
                     continue
                 log.info("accepted challenge %s from %s", challenge.id,

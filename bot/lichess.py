@@ -68,6 +68,10 @@ class RequestError(LichessError):
 class Unavailable(LichessError):
     """The server kept failing (5xx, network, 429) until the request's deadline."""
 
+    def __init__(self, message: str, body: str = "") -> None:
+        super().__init__(message)
+        self.body = body  # the last reply (a 429 may carry a `ratelimit` object)
+
 
 @dataclass(frozen=True, slots=True)
 class ClientTimings:
@@ -244,7 +248,8 @@ class Lichess:
                                 method, path, error_message(body), kind, wait_s)
                     self._block(kind, wait_s)
                     if time.monotonic() + wait_s > loop_deadline:
-                        raise Unavailable(f"{method} {path}: rate limited past its deadline")
+                        raise Unavailable(f"{method} {path}: rate limited past its deadline",
+                                          body)
                     continue
                 if status < 500:
                     raise RequestError(status, error_message(body), path, body)

@@ -19,7 +19,6 @@ cancels it (`yield_slot`) when an incoming challenge needs the slot.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import time
@@ -34,14 +33,13 @@ import aiohttp
 from bot.config import Config, parse_time_control
 from bot.events import GameInfo
 from bot.lichess import AuthError, Lichess, LichessError, RequestError, Unavailable
-from bot.opponents import OpponentBook, ratings_from_account
+from bot.opponents import BOT_DAY_KEY, OpponentBook, ratelimit_of, ratings_from_account
 from bot.policy import perf_of
 from bot.statefile import load_state, number, save_state
 
 log = logging.getLogger(__name__)
 
 STATE_FILE: Final = "matchmaking.json"
-BOT_DAY_KEY: Final = "bot.vsBot.day"
 CREATE_KIND: Final = "challenge:create"  # its own 429 bucket: accepts and declines go on
 ONLINE_BOTS: Final = 200  # how many online bots to look through
 TICK_S: Final = 0.25  # how often the idle clock and the pending challenge are looked at
@@ -101,19 +99,6 @@ def weighted_order(weights: Mapping[str, float], rng: random.Random) -> list[str
         order.append(name)
         del left[name]
     return order
-
-
-def ratelimit_of(body: str) -> tuple[str | None, float]:
-    """(`ratelimit.key`, `ratelimit.seconds`) of a Lichess error body, if it has them."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None, 0.0
-    limit = data.get("ratelimit") if isinstance(data, dict) else None
-    if not isinstance(limit, dict):
-        return None, 0.0
-    key = limit.get("key")
-    return (key if isinstance(key, str) else None), number(limit.get("seconds"))
 
 
 class MatchState:
@@ -364,8 +349,11 @@ class Matchmaker:
             return None
         except Unavailable as exc:
             wait_s = max(self.client.blocked_for_s(CREATE_KIND), self.settings.backoff_s / 10)
-            log.warning("matchmaking: cannot challenge (%s); pausing %.0f s", exc, wait_s)
-            self.state.pause(wait_s, str(exc), now)
+            key, _seconds = ratelimit_of(exc.body)
+            why = "our bot games for today are used up" if key == BOT_DAY_KEY else str(exc)
+            log.warning("matchmaking: cannot challenge (%s); pausing %.0f s", why, wait_s)
+            self.state.pause(wait_s, why, now)
+            self.book.note_refusal(exc)
             return None
         challenge_id = reply.get("id") if isinstance(reply, dict) else None
         if not isinstance(challenge_id, str):

@@ -5,11 +5,13 @@
 - History: when each game against each opponent started, kept in the state directory so
   "recent games per bot" survives a restart.
 - Our ratings per perf, from `/api/account` (read rarely: Lichess limits that endpoint).
+- Whether our daily bot-vs-bot games are used up (Lichess said so with `bot.vsBot.day`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -24,6 +26,7 @@ from bot.statefile import load_state, number, save_state
 log = logging.getLogger(__name__)
 
 STATE_FILE: Final = "opponents.json"
+BOT_DAY_KEY: Final = "bot.vsBot.day"  # Lichess's rate-limit key of the daily bot-game cap
 ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge with no game yet stops counting after this
 HISTORY_KEEP_S: Final = 7 * 86400.0  # games older than this are forgotten
 RATINGS_MIN_GAP_S: Final = 300.0  # /api/account allows 30 reads per 5 min: we take 1
@@ -36,6 +39,19 @@ class Engagement:
     realtime: bool
     since: float  # monotonic
     started: bool  # a game (not just an accepted challenge)
+
+
+def ratelimit_of(body: str) -> tuple[str | None, float]:
+    """(`ratelimit.key`, `ratelimit.seconds`) of a Lichess error body, if it has them."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None, 0.0
+    limit = data.get("ratelimit") if isinstance(data, dict) else None
+    if not isinstance(limit, dict):
+        return None, 0.0
+    key = limit.get("key")
+    return (key if isinstance(key, str) else None), number(limit.get("seconds"))
 
 
 def ratings_from_account(account: Mapping[str, Any]) -> dict[str, int]:
@@ -62,6 +78,7 @@ class OpponentBook:
         self.our_ratings: dict[str, int] = {}
         self.known_bots: set[str] = set()
         self.history: dict[str, tuple[str, float]] = {}  # game id -> (opponent, wall start)
+        self.bots_capped_until = 0.0  # wall clock: our bot-vs-bot games are used up till then
         self._finished = asyncio.Event()
         self._load()
 
@@ -75,12 +92,24 @@ class OpponentBook:
         bots = raw.get("bots")
         if isinstance(bots, list):
             self.known_bots = {b for b in bots if isinstance(b, str)}
+        self.bots_capped_until = number(raw.get("bots_capped_until"))
 
     def _save(self) -> None:
         horizon = time.time() - max(HISTORY_KEEP_S, self.recent_window_s)
         self.history = {g: e for g, e in self.history.items() if e[1] >= horizon}
         save_state(self.path, {"games": {g: list(e) for g, e in self.history.items()},
-                               "bots": sorted(self.known_bots)})
+                               "bots": sorted(self.known_bots),
+                               "bots_capped_until": self.bots_capped_until})
+
+    def note_refusal(self, error: LichessError) -> None:
+        """A refused accept or challenge: if Lichess says our bot games for the day are
+        used up, remember until when (other refusals are not about us)."""
+        key, seconds = ratelimit_of(getattr(error, "body", ""))
+        if key == BOT_DAY_KEY and seconds > 0:
+            self.bots_capped_until = max(self.bots_capped_until, time.time() + seconds)
+            log.info("our bot-vs-bot games for today are used up: bots declined for %.0f s",
+                     seconds)
+            self._save()
 
     # --- engagements ------------------------------------------------------------------
 
@@ -127,7 +156,7 @@ class OpponentBook:
             bot_games += entry.bot and entry.realtime
         return Situation(our_ratings=dict(self.our_ratings), games_with=games_with,
                          bot_games=bot_games, recent_games=self.recent_games(),
-                         blocked=blocked)
+                         blocked=blocked, bot_day_capped=time.time() < self.bots_capped_until)
 
     # --- our ratings --------------------------------------------------------------------
 

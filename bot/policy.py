@@ -5,7 +5,8 @@ judge the challenger against the bot's situation: ratings, online block lists, h
 games the bot plays against that opponent now and played recently, and the game slots kept
 for people. Each decline carries the most precise reason key Lichess offers: "later" when
 the same challenge may be accepted another time, "noBot" when bots are never accepted, and
-"generic" where no key fits (ratings, block lists).
+"generic" where no key fits (ratings, block lists). Bots get "later" as well once our
+daily bot-vs-bot games are used up.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Situation:
     bot_games: int = 0  # real-time games (and accepted challenges) against bots now
     recent_games: Mapping[str, int] = field(default_factory=dict)  # opponent id -> recent
     blocked: frozenset[str] = frozenset()  # user ids on the online block lists
+    bot_day_capped: bool = False  # our daily bot-vs-bot games are used up
 
 
 def perf_of(variant: str, speed: str) -> str:
@@ -66,6 +68,8 @@ def capacity_verdict(challenge: Challenge, policy: ChallengeConfig,
     who = challenge.challenger.id.lower()
     is_bot = challenge.challenger.is_bot
     realtime = challenge.time_control.kind == "clock"
+    if is_bot and situation.bot_day_capped:
+        return Verdict(DeclineReason.LATER, "our games against bots for today are used up")
     if is_bot and policy.reserve_for_humans > 0 and realtime:
         bot_slots = policy.concurrency - policy.reserve_for_humans
         if bot_slots <= 0:

@@ -22,11 +22,10 @@ from bot.matchmaking import (
     Matchmaker,
     MatchState,
     Offer,
-    ratelimit_of,
     speed_of,
     weighted_order,
 )
-from bot.opponents import OpponentBook
+from bot.opponents import OpponentBook, ratelimit_of
 
 
 @pytest.mark.parametrize(("text", "parsed"), [

@@ -104,6 +104,9 @@ async def test_daily_bot_game_caps_theirs_skipped_ours_waited_out(tmp_path: Path
         state = match_state(tmp_path)
         day_s = 86400
         assert abs(float(state["paused_until"]) - (time.time() + day_s)) < 120  # type: ignore[arg-type]
+        assert state["pause_reason"] == "our bot games for today are used up"
+        book = json.loads((tmp_path / "state" / "opponents.json").read_text())
+        assert abs(book["bots_capped_until"] - (time.time() + day_s)) < 120
         backoff = state["backoff"]
         assert isinstance(backoff, dict)
         until, _level = backoff["capped|1+0"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 from bot.challenges import DeclineReason
 from bot.config import ChallengeConfig
 from bot.events import Challenge, ChallengeUser, TimeControl
+from bot.lichess import RequestError, Unavailable
 from bot.opponents import OpponentBook
 from bot.policy import (
     Situation,
@@ -84,6 +87,8 @@ def test_the_defaults_accept_everyone_in_any_situation() -> None:
     # Online block lists.
     (ALICE, {}, Situation(blocked=frozenset({"alice"})), DeclineReason.GENERIC,
      "online block list"),
+    # Our daily bot-vs-bot games are used up.
+    (ROBOT, {}, Situation(bot_day_capped=True), DeclineReason.LATER, "for today"),
 ])
 def test_each_finer_rule_declines_with_the_most_precise_reason(
         who: ChallengeUser, rules: dict[str, Any], situation: Situation,
@@ -107,6 +112,7 @@ def test_each_finer_rule_declines_with_the_most_precise_reason(
     (ROBOT, {"max_recent_games_per_bot": 3}, Situation(recent_games={"robot": 2})),
     (ALICE, {"max_recent_games_per_bot": 3}, Situation(recent_games={"alice": 30})),
     (ALICE, {}, Situation(blocked=frozenset({"bob"}))),
+    (ALICE, {}, Situation(bot_day_capped=True)),
 ])
 def test_each_finer_rule_accepts_within_its_bounds(
         who: ChallengeUser, rules: dict[str, Any], situation: Situation) -> None:
@@ -193,3 +199,19 @@ async def test_the_running_bot_declines_a_second_game_against_the_same_opponent(
             assert game_id == first
             assert (declined.status, declined.decline_key) == ("declined", "later")
             server.end_game(game_id, "draw")
+
+
+def test_the_book_remembers_when_our_bot_games_are_used_up(tmp_path: Path) -> None:
+    book = OpponentBook(tmp_path, recent_window_s=3600)
+    body = json.dumps({"error": "You played 100 games against other bots today",
+                       "ratelimit": {"key": "bot.vsBot.day", "seconds": 7200}})
+    book.note_refusal(RequestError(400, "no", "/api/challenge/x/accept",
+                                   '{"error": "This challenge is canceled"}'))
+    book.note_refusal(Unavailable("429", json.dumps({"ratelimit": {
+        "key": "challenge.create.user", "seconds": 50}})))
+    assert not book.situation().bot_day_capped
+    book.note_refusal(RequestError(400, "no", "/api/challenge/x/accept", body))
+    assert book.situation().bot_day_capped
+    again = OpponentBook(tmp_path, recent_window_s=3600)
+    assert again.situation().bot_day_capped
+    assert 7100 < again.bots_capped_until - time.time() <= 7200
