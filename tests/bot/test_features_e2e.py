@@ -111,7 +111,10 @@ def bot_nodes(game: chess.pgn.Game, bot_color: chess.Color) -> Iterable[chess.pg
 
 async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     quiet_logs()
-    config = make_config(tmp_path, FEATURES)
+    book = write_book(tmp_path / "book.bin", [(chess.Board(), "g1f3", 1)])
+    config = make_config(tmp_path, FEATURES + f"""
+book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
+""")
     async with SandboxServer(keepalive_s=0.5) as server:
         peace, loser, rival, chatter = (Human(server, n) for n in
                                         ("peace", "loser", "rival", "chatter"))
@@ -151,9 +154,10 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
                 await asyncio.sleep(2.8)
                 assert not server.game_record(chat_id).finished, "aborted despite !wait"
                 await chatter.move_after(chat_id, 1)
-                # The PV of the bot's second move is out before the PV is switched off.
-                await until(lambda: sum(" | PV " in line for line in bot_lines(
-                    server.game_record(chat_id), "player")) >= 2, what="two kibitz lines")
+                # The PV of the bot's second move (its first was the book's) is out before
+                # the PV is switched off.
+                await until(lambda: any(" | PV " in line for line in bot_lines(
+                    server.game_record(chat_id), "player")), what="a kibitz line")
                 for text in ("!help", "!name", "!eval", "!queue", "!ev@l <%s{0}>", "!pv off"):
                     await chatter.say(chat_id, text)
                 server.game(chat_id).say(fan, "spectator", "!eval")
@@ -206,7 +210,9 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     ours = bot_nodes(game, chess.BLACK)
     assert ours and all(node.eval() is not None and node.eval_depth() for node in ours)
     assert all(node.clock() is not None for node in game.mainline())
+    assert chat.moves[0] == "g1f3"  # from the configured book
     chat_pgn = read_games(games_dir / f"{chat_id}.pgn")[0]
+    assert "book" in chat_pgn.next().comment  # type: ignore[union-attr]
     assert chat_pgn.headers["Result"] == "1-0" and chat_pgn.headers["Termination"] == "Normal"
     assert "(" in (games_dir / f"{chat_id}.pgn").read_text(), "no PV variation in the PGN"
     assert "[%eval" in (games_dir / f"{resign_id}.pgn").read_text()
