@@ -46,10 +46,15 @@ LINK_PATTERN = re.compile(
 SHOUT_MIN_LETTERS = 5
 SHOUT_CAPITAL_SHARE = 0.8
 
-# Time allowed for the first move, by speed (lila timeForFirstMove, non-tournament).
+# Time allowed for the first move, by speed (lila timeForFirstMove), outside and inside
+# tournaments.
 DEFAULT_FIRST_MOVE_S = {
     "ultraBullet": 15.0, "bullet": 20.0, "blitz": 25.0, "rapid": 30.0,
     "classical": 35.0, "correspondence": 35.0,
+}
+DEFAULT_TOURNAMENT_FIRST_MOVE_S = {
+    "ultraBullet": 11.0, "bullet": 16.0, "blitz": 21.0, "rapid": 25.0,
+    "classical": 30.0, "correspondence": 30.0,
 }
 DEFAULT_EXPIRABLE_SOURCES = frozenset({"lobby", "pool", "arena", "swiss"})
 
@@ -68,9 +73,14 @@ class FirstMoveTimers:
 
     seconds_by_speed: dict[str, float] = field(
         default_factory=lambda: dict(DEFAULT_FIRST_MOVE_S))
+    tournament_seconds_by_speed: dict[str, float] = field(
+        default_factory=lambda: dict(DEFAULT_TOURNAMENT_FIRST_MOVE_S))
     sources: frozenset[str] = DEFAULT_EXPIRABLE_SOURCES
 
-    def seconds(self, speed: str) -> float:
+    def seconds(self, speed: str, source: str) -> float:
+        if source in MANDATORY_SOURCES:
+            return self.tournament_seconds_by_speed.get(
+                speed, DEFAULT_TOURNAMENT_FIRST_MOVE_S["classical"])
         return self.seconds_by_speed.get(speed, DEFAULT_FIRST_MOVE_S["classical"])
 
 
@@ -222,7 +232,7 @@ class Game:
         return UNLIMITED_MS
 
     def millis_to_first_move(self) -> int:
-        return int(self.settings.first_move.seconds(self.speed) * 1000)
+        return int(self.settings.first_move.seconds(self.speed, self.source) * 1000)
 
     def idle_ms(self) -> int:
         return int((self.settings.now() - self._turn_started_s) * 1000)
@@ -306,7 +316,7 @@ class Game:
             return
         delay_s: float | None = None
         if self.expirable:
-            delay_s = self.settings.first_move.seconds(self.speed)
+            delay_s = self.settings.first_move.seconds(self.speed, self.source)
         elif self.clock is not None:
             delay_s = self.clock.seconds_to_flag()
         elif self.correspondence is not None:

@@ -29,8 +29,9 @@ async def eventually(condition: Callable[[], bool], timeout_s: float = 5.0) -> N
 
 
 def short_first_move() -> FirstMoveTimers:
-    return FirstMoveTimers(seconds_by_speed={s: FIRST_MOVE_S for s in (
-        "ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")})
+    short = {s: FIRST_MOVE_S for s in (
+        "ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")}
+    return FirstMoveTimers(seconds_by_speed=short, tournament_seconds_by_speed=short)
 
 
 @pytest.fixture

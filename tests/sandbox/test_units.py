@@ -7,6 +7,7 @@ import pytest
 
 from bot.sandbox.challenges import decline_reason
 from bot.sandbox.clock import CorrespondenceClock, FischerClock
+from bot.sandbox.games import FirstMoveTimers
 from bot.sandbox.ratelimit import SlidingWindow
 from bot.sandbox.timecontrol import TimeControl
 
@@ -115,3 +116,11 @@ def test_days_and_unlimited_are_correspondence() -> None:
 ])
 def test_decline_reasons(sent: str, key: str) -> None:
     assert decline_reason(sent)[0] == key
+
+
+@pytest.mark.parametrize(("speed", "source", "seconds"), [
+    ("bullet", "lobby", 20.0), ("blitz", "pool", 25.0), ("classical", "lobby", 35.0),
+    ("bullet", "arena", 16.0), ("rapid", "swiss", 25.0), ("blitz", "arena", 21.0),
+])
+def test_first_move_times_are_lilas(speed: str, source: str, seconds: float) -> None:
+    assert FirstMoveTimers().seconds(speed, source) == seconds
