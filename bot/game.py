@@ -769,6 +769,9 @@ class Game:
 
     async def _end_by_request(self, why: str) -> None:
         """Abort (while abortable) or resign, then end the game whatever the server says."""
+        if self.think_s is not None:  # a correspondence visit leaves; the next one retries
+            self._finish(f"left: {why}", status=self.status)
+            return
         if len(self.moves) < 2 and await self._command("abort", self.client.abort(self.id)):
             log.info("aborted: %s", why)
         elif await self._command("resign", self.client.resign(self.id)):

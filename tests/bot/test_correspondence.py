@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import chess
 
+from bot.conduct import TakebackLedger
 from bot.config import Config, CorrespondenceConfig
 from bot.correspondence import CorrespondenceDesk, our_turns
+from bot.engines import EnginePool, EngineSpec
+from bot.game import Game, Me, Metrics, ThinkingLoad
+from bot.hooks import GameHooks
 from bot.lichess import Lichess
 from bot.sandbox.server import SandboxServer
 from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
@@ -134,3 +139,25 @@ async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
         board = assert_legal(record)
         assert board.turn == chess.BLACK
         assert blitzer  # the blitzer's account played the real-time game
+
+
+async def test_a_visit_that_cannot_think_leaves_without_resigning(tmp_path: Path) -> None:
+    """No engine today: the game waits for the next visit (it has days), never resigned."""
+    quiet_logs()
+    config = corr_config(tmp_path)
+    broken = EngineSpec((sys.executable, "-c", "import sys; sys.exit(3)"))
+    async with SandboxServer(keepalive_s=0.5) as server:
+        token = server.add_account(BOT, bot=True)
+        server.add_account("pal", bot=False)
+        game_id = await server.pair(BOT, "pal", None, None, days=3)
+        await server.pair("pal", BOT, None, None, days=3)
+        async with Lichess(server.url, token) as client:
+            engines = EnginePool(broken, spare=False)
+            visit = Game(game_id, client=client, config=config, engines=engines,
+                         me=Me(BOT, BOT), hooks=GameHooks(), load=ThinkingLoad(),
+                         metrics=Metrics(), ledger=TakebackLedger(tmp_path, 0), think_s=0.1)
+            outcome = await asyncio.wait_for(visit.run(), 20)
+            await engines.close()
+        assert outcome.status == "started" and outcome.reason.startswith("gave up")
+        assert server.game_record(game_id).status == "started"
+        assert not server.lobby.hub.watching(game_id, BOT)
