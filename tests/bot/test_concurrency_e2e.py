@@ -3,6 +3,7 @@ duplicate moves."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections import Counter
 from pathlib import Path
@@ -61,19 +62,38 @@ def check(records: list[GameRecord], metrics: Metrics, games: int) -> None:
     assert sorted(o.game_id for o in metrics.games) == sorted(r.id for r in records)
 
 
-async def test_four_quick_games_at_once_paced_under_the_move_limit(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """A server that allows only 90 moves a minute per account: the bot paces its moves
-    across games (80 a minute) and never earns a 429."""
+async def test_four_quick_games_at_once(tmp_path: Path) -> None:
     quiet_logs()
     config = make_config(tmp_path, concurrency=4)
-    timings = dataclasses.replace(FAST_TIMINGS, moves_per_minute=80, move_burst=10)
+    timings = dataclasses.replace(FAST_TIMINGS, moves_per_minute=10_000)
     records, metrics = await play_simultaneous(config, 4, rival_engine=None, timeout_s=60,
-                                               server_moves_per_minute=90, timings=timings)
+                                               server_moves_per_minute=20_000, timings=timings)
     check(records, metrics, 4)
     assert all(r.status == "mate" for r in records)
+
+
+async def test_moves_are_paced_under_the_servers_move_limit(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server that allows 30 moves a minute per account: two games' moves together keep
+    to the bot's pace (24 a minute after a burst of 3) and never earn a 429."""
+    quiet_logs()
+    config = make_config(tmp_path, concurrency=2)
+    timings = dataclasses.replace(FAST_TIMINGS, moves_per_minute=24, move_burst=3)
+    limits = RateLimits(moves_per_minute=30)
+    async with SandboxServer(keepalive_s=0.5, limits=limits) as server, \
+            running_bot(server, config, timings=timings) as run:
+        for index in range(2):
+            await server.start_opponent(f"rival{index}", seed=index,
+                                        challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+        ids = await bot_games(server, 2, 20)
+        await asyncio.sleep(5.0)
+        sent = len(run.metrics.moves)
+        for game_id in ids:
+            server.end_game(game_id, "draw")
+    assert 3 <= sent <= 3 + 6  # the burst, then one move every 2.5 s
     assert "429" not in caplog.text
-    assert len(metrics.moves) > 10  # enough moves that the pace mattered
+    for game_id in ids:
+        assert_legal(server.game_record(game_id))
 
 
 @pytest.mark.slow

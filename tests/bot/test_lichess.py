@@ -16,6 +16,7 @@ from bot.lichess import (
     AuthError,
     ClientTimings,
     Lichess,
+    MovePacer,
     RequestError,
     StreamOpened,
     Unavailable,
@@ -185,3 +186,13 @@ async def test_follow_reopens_a_stream_that_ends_or_falls_silent(
     assert [e for e in events if isinstance(e, StreamOpened)] == [
         StreamOpened(0), StreamOpened(1), StreamOpened(2), StreamOpened(3)]
     assert script.stream_opens == 3  # the fourth open is about to happen
+
+
+async def test_the_move_pacer_allows_a_burst_then_keeps_the_rate() -> None:
+    pacer = MovePacer(per_minute=600, burst=2)  # 10 moves a second
+    start = time.monotonic()
+    waits = [await pacer.take() for _ in range(6)]
+    elapsed = time.monotonic() - start
+    assert waits[:2] == [0.0, 0.0]
+    assert 0.35 <= elapsed < 1.0
+    assert all(wait > 0 for wait in waits[2:])
