@@ -15,6 +15,7 @@ from aiohttp import web
 from bot.book import OpeningBook
 from bot.config import Config
 from bot.events import Player
+from bot.features import FeatureError, Features
 from bot.hooks import GameContext, RootRestriction, SourcedMove
 from bot.movesource import (
     BookSource,
@@ -188,3 +189,19 @@ async def test_online_sources_are_fresh_per_game() -> None:
         assert [s.name for s in first] == ["online"]
         assert isinstance(first[0], OnlineSource) and isinstance(second[0], OnlineSource)
         assert first[0].sources is not second[0].sources  # misses are counted per game
+
+
+async def test_features_name_an_unusable_book_or_table(tmp_path: Path) -> None:
+    config = Config()
+    missing_book = replace(config, book=replace(config.book, enabled=True,
+                                                books={"standard": (tmp_path / "no.bin",)}))
+    with pytest.raises(FeatureError, match=r"no\.bin"):
+        Features(missing_book, url="http://x", token="t")
+    missing_tables = replace(config, tablebase=replace(config.tablebase,
+                                                       syzygy_paths=(tmp_path / "tb",)))
+    with pytest.raises(FeatureError, match="tb"):
+        Features(missing_tables, url="http://x", token="t")
+    features = Features(config, url="http://x", token="t")
+    hooks = features.hooks()
+    assert hooks.move_sources is not None and list(hooks.move_sources(CONTEXT)) == []
+    await features.close()
