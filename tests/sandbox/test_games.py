@@ -381,3 +381,16 @@ async def test_rated_games_move_ratings(duel: Duel) -> None:
     assert profile["perfs"]["blitz"]["games"] == 1
     assert profile["count"]["win"] == 1
     assert '[WhiteRatingDiff "-10"]' in duel.sandbox.game_record(game_id).pgn
+
+
+async def test_chess960_castling_is_sent_king_takes_rook(duel: Duel) -> None:
+    start = "bbqrknnr/pppppppp/8/8/8/8/PPPPPPPP/BBQRKNNR w KQkq - 0 1"  # position 672
+    game_id = await duel.start_game(bot_color="white", variant="chess960", fen=start)
+    await duel.play(game_id, "g1h3 a7a6 f1g3 a6a5 e1g1")
+    record = duel.sandbox.game_record(game_id)
+    assert record.moves[-1] == "e1h1"
+    assert record.fen.startswith("bbqrknnr/1ppppppp/8/p7/8/6NN/PPPPPPPP/BBQR1RK1 b")
+    async with duel.human.stream(f"/api/board/game/stream/{game_id}") as stream:
+        full = await stream.next()
+    assert (full["variant"]["key"], full["initialFen"]) == ("chess960", start)
+    assert full["state"]["moves"].endswith("e1h1")
