@@ -204,3 +204,25 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         assert refused.json()["ratelimit"]["key"] == "bot.vsBot.day"
     finally:
         await server.stop()
+
+
+async def test_closing_a_keep_alive_stream_withdraws_its_challenge(duel: Duel) -> None:
+    async with duel.bot.stream("/api/stream/event") as events:
+        async with duel.human.stream("/api/challenge/bot1", method="POST", data={
+                **BLITZ, "keepAliveStream": "true"}) as kept:
+            challenge_id = (await kept.next())["id"]
+            await events.until("challenge")
+        canceled = await events.until("challengeCanceled")
+    assert canceled["challenge"]["id"] == challenge_id
+    assert duel.sandbox.lobby.challenges[challenge_id].status == "canceled"
+
+
+async def test_a_kept_alive_challenge_ends_its_stream_when_accepted(duel: Duel) -> None:
+    async with duel.human.stream("/api/challenge/bot1", method="POST", data={
+            **BLITZ, "keepAliveStream": "true"}) as kept:
+        challenge_id = (await kept.next())["id"]
+        await duel.bot.post(f"/api/challenge/{challenge_id}/accept")
+        assert await kept.next() == {"done": "accepted"}
+        with pytest.raises(EOFError):
+            await kept.next()
+    assert duel.sandbox.game_record(challenge_id).status == "started"
