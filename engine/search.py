@@ -111,17 +111,24 @@ LMR = _lmr_table()
 
 
 @njit
-def _is_draw(stack: Stack, keys: Keys, meta: Meta, root_row: int) -> bool:
+def _is_draw(board: Board, stack: Stack, keys: Keys, meta: Meta, root_row: int, buf: I32) -> bool:
     """Fifty-move rule, insufficient material, or a repetition.
 
     A position repeated inside the search path counts as a draw at once (the side that could
     avoid it would have); one repeated from the game history before the root needs to have
-    occurred twice there (a real threefold repetition).
+    occurred twice there (a real threefold repetition).  After fifty moves a checkmate still
+    wins (``buf`` is scratch space for the move list that decides it).
     """
     row = meta[M_PLY]
     halfmove = stack[row, S_HALFMOVE]
     if halfmove >= 100:
-        return True
+        if not in_check(board, stack, meta):
+            return True
+        n = gen_moves(board, stack, meta, buf)
+        for i in range(n):  # noqa: SIM110 (a plain loop compiles; any() over a generator not)
+            if is_legal(board, stack, meta, buf[i]):
+                return True
+        return False
     if (
         stack[row, S_PAWN_MAT] == 0
         and stack[row, S_PAWN_MAT + 1] == 0
@@ -195,7 +202,7 @@ def _quiesce(
     if ply > info[I_SELDEPTH]:
         info[I_SELDEPTH] = ply
     row = meta[M_PLY]
-    if _is_draw(stack, keys, meta, info[I_ROOT_ROW]) and ply > 0:
+    if ply > 0 and _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
         return DRAW_SCORE
     if ply >= MAX_PLY - 1:
         return evaluate(board, stack, row, scratch)
@@ -324,7 +331,7 @@ def _negamax(
     row = meta[M_PLY]
     pv_node = beta - alpha > 1
     if not root:
-        if _is_draw(stack, keys, meta, info[I_ROOT_ROW]):
+        if _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
             return DRAW_SCORE
         if ply >= MAX_PLY - 1:
             return evaluate(board, stack, row, scratch)

@@ -50,7 +50,8 @@ def parse_go(tokens: list[str], report: Callable[[str], None]) -> tuple[GoLimits
     """The limits of ``go`` and a perft depth (None when not perft).
 
     A parameter with a bad value is reported and left out; the rest of the command still
-    counts, so a GUI always gets its ``bestmove``.
+    counts, so a GUI always gets its ``bestmove``.  A bad ``perft`` depth rejects the command
+    (``UciError``): it asked for a count, not a search.
     """
     values: dict[str, object] = {}
     searchmoves: list[str] = []
@@ -59,7 +60,13 @@ def parse_go(tokens: list[str], report: Callable[[str], None]) -> tuple[GoLimits
     while i < len(tokens):
         word = tokens[i]
         i += 1
-        if word in _INT_PARAMS or word == "perft":
+        if word == "perft":
+            text = tokens[i] if i < len(tokens) else ""
+            if not text.isdigit() or not 1 <= int(text) <= MAX_PERFT_DEPTH:
+                raise UciError(f"go: perft needs a depth of 1-{MAX_PERFT_DEPTH}, got {text!r}")
+            perft = int(text)
+            i += 1
+        elif word in _INT_PARAMS:
             if i >= len(tokens) or tokens[i] in _GO_KEYWORDS:
                 report(f"go: {word} needs a number")
                 continue
@@ -70,12 +77,7 @@ def parse_go(tokens: list[str], report: Callable[[str], None]) -> tuple[GoLimits
             except ValueError:
                 report(f"go: {word} needs an integer, got {text!r}")
                 continue
-            if word == "perft":
-                if not 1 <= number <= MAX_PERFT_DEPTH:
-                    report(f"go: perft depth must be 1-{MAX_PERFT_DEPTH}, got {number}")
-                    continue
-                perft = number
-            elif word in ("depth", "nodes", "mate", "movestogo", "movetime") and number <= 0:
+            if word in ("depth", "nodes", "mate", "movestogo", "movetime") and number <= 0:
                 report(f"go: {word} must be positive, got {number}")
             elif word in ("winc", "binc"):
                 values[_INT_PARAMS[word]] = max(0, number)
@@ -149,6 +151,7 @@ class UciEngine:
         self._warmer: threading.Thread | None = None
         self._timer: threading.Timer | None = None
         self._release = threading.Event()  # stop / ponderhit / quit: bestmove may be sent
+        self._answered = threading.Event()  # the running search or perft has answered
         self._state_lock = threading.Lock()
         self._pondering = False
         self._budget = TimeBudget(None, None)
@@ -190,7 +193,14 @@ class UciEngine:
 
     @property
     def searching(self) -> bool:
-        return self._worker is not None and self._worker.is_alive()
+        """A search or perft runs and has not answered yet."""
+        if self._worker is None:
+            return False
+        if self._answered.is_set() or not self._worker.is_alive():
+            self._worker.join()  # it has answered; only its last steps remain
+            self._worker = None
+            return False
+        return True
 
     def run(self, stream: TextIO) -> None:
         """Read commands until ``quit`` or end of input."""
@@ -321,6 +331,7 @@ class UciEngine:
             raise UciError("go: a search is already running")
         limits, perft_depth = parse_go(args, self.error)
         position = self.position.copy()
+        self._answered.clear()
         if perft_depth is not None:
             self._worker = threading.Thread(
                 target=self._run_perft, args=(position, perft_depth), name="perft", daemon=True
@@ -385,6 +396,7 @@ class UciEngine:
             # Infinite and pondering searches wait for stop/ponderhit before answering.
             if limits.infinite or limits.ponder:
                 self._release.wait()
+            self._cancel_timer()
             if result.best_move is None:
                 self.send("info string no legal move")
                 self.send("bestmove 0000")
@@ -393,14 +405,19 @@ class UciEngine:
             else:
                 self.send(f"bestmove {result.best_move}")
         except Exception as error:  # never leave the GUI without a bestmove
+            self._cancel_timer()
             self.error(f"search failed: {type(error).__name__}: {error}")
             legal = position.legal_moves()
             self.send(f"bestmove {position.move_to_uci(legal[0]) if legal else '0000'}")
         finally:
-            with self._state_lock:
-                if self._timer is not None:
-                    self._timer.cancel()
-                    self._timer = None
+            self._answered.set()
+
+    def _cancel_timer(self) -> None:
+        """Disarm the hard-limit timer before answering, so it cannot stop the next search."""
+        with self._state_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
 
     def _report(self, iteration: Iteration) -> None:
         self.send(iteration.uci())
@@ -411,6 +428,8 @@ class UciEngine:
                 self.send(line)
         except Exception as error:
             self.error(f"perft failed: {type(error).__name__}: {error}")
+        finally:
+            self._answered.set()
 
     def _stop_search(self) -> None:
         if self._searcher is not None:

@@ -229,6 +229,7 @@ class Seat:
     def get(self) -> chess.engine.SimpleEngine:
         if self.engine is None:
             self.engine = open_engine(self.spec)
+            self.engine.ping()  # let it load or compile before any clock runs
         return self.engine
 
     def discard(self) -> None:
