@@ -790,6 +790,9 @@ class Game:
             self.reason = reason
         self._over.set()
         self._wake.set()
+        if status in ("created", "started"):  # a visit or a shutdown leaves a game that goes on
+            log.info("leaving the game (%s)", reason)
+            return
         log.info("game over: %s%s (%s)", status, f", {winner} wins" if winner else "", reason)
 
     async def _after_end(self) -> None:
