@@ -91,6 +91,9 @@ class Lobby:
         self.limiters.challenge_day.consume(challenger.id, cost)
         challenge = Challenge(challenger=challenger, dest=dest, request=request)
         self.challenges[challenge.id] = challenge
+        log.info("challenge %s: %s -> %s, %s %s%s", challenge.id, challenger.username,
+                 dest.username, request.variant, request.time_control.describe(),
+                 ", rated" if request.rated else "")
         event = self.challenge_event(challenge)
         self.hub.send_event(dest.id, event)
         self.hub.send_event(challenger.id, event)
@@ -190,6 +193,8 @@ class Lobby:
         """End a pending challenge: tell both sides, and end its keep-alive streams."""
         challenge.status = status
         self._disarm(challenge.id)
+        log.info("challenge %s %s%s", challenge.id, status,
+                 f" ({challenge.decline_key})" if challenge.decline_key else "")
         event = {"type": event_type, "challenge": self.challenge_json(challenge)}
         self.hub.send_event(challenge.dest.id, event)
         self.hub.send_event(challenge.challenger.id, event)
@@ -214,6 +219,8 @@ class Lobby:
                     rated=rated, initial_fen=initial_fen, source=source,
                     settings=self.settings.game, observer=self, game_id=game_id, rules=rules)
         self.games[game.id] = game
+        log.info("game %s started: %s (white) - %s (black), %s %s", game.id,
+                 white.username, black.username, variant, time_control.describe())
         for account in (white, black):
             account.games_played += 1
         if white.bot and black.bot:

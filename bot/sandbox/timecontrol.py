@@ -94,6 +94,13 @@ class TimeControl:
             return {"type": "correspondence", "daysPerTurn": self.days}
         return {"type": "unlimited"}
 
+    def describe(self) -> str:
+        if self.kind == "clock":
+            return self.show()
+        if self.kind == "correspondence":
+            return f"{self.days} days per move"
+        return "unlimited"
+
     def pgn_tag(self) -> str:
         if self.kind == "clock":
             return f"{self.limit_s}+{self.increment_s or 0}"
