@@ -201,7 +201,8 @@ class Matchmaker:
     # --- events from the app ------------------------------------------------------------
 
     def on_game_start(self, info: GameInfo) -> None:
-        self._idle_since = None
+        if info.speed != "correspondence":  # a correspondence move does not end idleness
+            self._idle_since = None
         if self.pending is not None and self.pending.challenge_id == info.game_id:
             log.info("matchmaking: %s accepted our challenge", self.pending.offer.name)
             self.book.engage(info.game_id, self.pending.offer.opponent, bot=True,
