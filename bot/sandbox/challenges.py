@@ -167,6 +167,8 @@ class Challenge:
     decline_key: str | None = None
     decline_text: str | None = None
     created_at_s: float = field(default_factory=time.monotonic)
+    # A rematch offer carries the old game's id, as its own id too (lila#7718).
+    rematch_of: str | None = None
 
     def __post_init__(self) -> None:
         if not self.final_color:
@@ -216,6 +218,8 @@ class Challenge:
             body["initialFen"] = request.fen
         if request.rules:
             body["rules"] = sorted(request.rules)
+        if self.rematch_of is not None:
+            body["rematchOf"] = self.rematch_of
         if self.decline_key is not None:
             body["declineReason"] = self.decline_text
             body["declineReasonKey"] = self.decline_key

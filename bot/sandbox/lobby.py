@@ -89,14 +89,18 @@ class Lobby:
                                   window.wait_s(challenger.id, cost))
         self.limiters.challenge_minute.consume(challenger.id, cost)
         self.limiters.challenge_day.consume(challenger.id, cost)
-        challenge = Challenge(challenger=challenger, dest=dest, request=request)
+        return self._register(Challenge(challenger=challenger, dest=dest, request=request))
+
+    def _register(self, challenge: Challenge) -> Challenge:
+        """Store a new challenge, tell both sides, and let a real-time one expire."""
+        request = challenge.request
         self.challenges[challenge.id] = challenge
-        log.info("challenge %s: %s -> %s, %s %s%s", challenge.id, challenger.username,
-                 dest.username, request.variant, request.time_control.describe(),
+        log.info("challenge %s: %s -> %s, %s %s%s", challenge.id, challenge.challenger.username,
+                 challenge.dest.username, request.variant, request.time_control.describe(),
                  ", rated" if request.rated else "")
         event = self.challenge_event(challenge)
-        self.hub.send_event(dest.id, event)
-        self.hub.send_event(challenger.id, event)
+        self.hub.send_event(challenge.dest.id, event)
+        self.hub.send_event(challenge.challenger.id, event)
         if challenge.realtime and not request.keep_alive_stream:
             self._arm(challenge.id, self.settings.challenge_expiry_s,
                       lambda: self.expire_challenge(challenge.id))
@@ -119,6 +123,19 @@ class Lobby:
                 f"{other.username} played {per_day} games against other bots today, "
                 "please wait before challenging them.",
                 BOT_DAY_KEY, theirs, status=400)
+
+    def offer_rematch(self, game: Game, account: Account) -> Challenge:
+        """A player offers a rematch after a game: a challenge with the colours swapped."""
+        color = game.require_player(account)
+        if game.playing:
+            raise ApiError(400, "The game is not over")
+        opponent = game.players[not color]
+        request = ChallengeRequest(
+            rated=game.rated, time_control=game.time_control,
+            color="black" if color == chess.WHITE else "white", variant=game.variant,
+            fen=game.initial_fen, keep_alive_stream=False, rules=game.rules)
+        return self._register(Challenge(challenger=account, dest=opponent, request=request,
+                                        id=game.id, rematch_of=game.id))
 
     def challenge_event(self, challenge: Challenge) -> Event:
         compat = {"bot": challenge.request.time_control.speed != "ultraBullet",
@@ -148,9 +165,11 @@ class Lobby:
         white, black = ((challenge.challenger, challenge.dest) if challenger_white
                         else (challenge.dest, challenge.challenger))
         request = challenge.request
+        # The game takes the challenge's id, except after a rematch offer: a new id.
         game = self.start_game(white, black, request.time_control, request.variant,
                                request.fen, request.rated, source="friend",
-                               game_id=challenge.id, rules=request.rules)
+                               game_id=None if challenge.rematch_of else challenge.id,
+                               rules=request.rules)
         self._end_keepalive_streams(challenge.id, "accepted")
         return game
 

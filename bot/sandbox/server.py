@@ -174,6 +174,10 @@ class SandboxServer:
         challenge = self.lobby.create_challenge(self.account(from_user), to_user, request)
         return challenge.id
 
+    async def offer_rematch(self, game_id: str, from_user: str) -> str:
+        """`from_user` offers a rematch of a finished game; the challenge id (= game id)."""
+        return self.lobby.offer_rematch(self.game(game_id), self.account(from_user)).id
+
     async def pair(
         self, white: str, black: str, clock_limit_s: int | None = 180,
         increment_s: int | None = 2, *, days: int | None = None, variant: str = "standard",
