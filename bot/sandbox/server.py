@@ -32,7 +32,15 @@ from bot.sandbox.accounts import Account
 from bot.sandbox.challenges import CHESS960_POSITIONS, ChallengeRequest
 from bot.sandbox.errors import ApiError
 from bot.sandbox.faults import FaultPlan, RequestFault, StreamFault, parse_fault
-from bot.sandbox.games import ChatLine, FirstMoveTimers, Game, GameSettings, color_name
+from bot.sandbox.games import (
+    PLAYING,
+    STATUS_IDS,
+    ChatLine,
+    FirstMoveTimers,
+    Game,
+    GameSettings,
+    color_name,
+)
 from bot.sandbox.lobby import QUIRK_NAMES, Lobby, LobbySettings, Quirks
 from bot.sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
 from bot.sandbox.pgn import ExportOptions, export
@@ -259,6 +267,11 @@ class SandboxServer:
 
     def end_game(self, game_id: str, status: str = "aborted", winner: str | None = None) -> None:
         """End a game from the server side (e.g. `cheat`, `unknownFinish`)."""
+        if status not in STATUS_IDS or status in PLAYING:
+            raise ValueError(f"status {status!r}: use one of "
+                             f"{', '.join(s for s in STATUS_IDS if s not in PLAYING)}")
+        if winner not in (None, "white", "black"):
+            raise ValueError(f"winner {winner!r}: use 'white', 'black' or None")
         color = None if winner is None else winner == "white"
         self.game(game_id).finish_by_server(status, color)
 

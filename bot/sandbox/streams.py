@@ -33,7 +33,6 @@ class Subscriber:
         self.closed = False
         self.mute_keepalives = False
         self.mute_events = False
-        self.lines_sent = 0
         self.dropped = False
 
     def send(self, event: Event) -> None:
@@ -74,7 +73,6 @@ async def serve(
         await response.prepare(request)
         for line in first:
             await response.write(encode(line))
-            subscriber.lines_sent += 1
         last_write_s = time.monotonic()
         while True:
             transport = request.transport
@@ -98,7 +96,6 @@ async def serve(
             if subscriber.mute_events:
                 continue
             await response.write(encode(event))
-            subscriber.lines_sent += 1
             last_write_s = time.monotonic()
     except (ConnectionResetError, ConnectionError, asyncio.CancelledError) as exc:
         log.debug("%s stream of %s ended: %r", subscriber.kind, subscriber.account_id, exc)

@@ -394,3 +394,18 @@ async def test_chess960_castling_is_sent_king_takes_rook(duel: Duel) -> None:
         full = await stream.next()
     assert (full["variant"]["key"], full["initialFen"]) == ("chess960", start)
     assert full["state"]["moves"].endswith("e1h1")
+
+
+async def test_the_server_can_end_a_game_itself(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white")
+    async with duel.bot.stream("/api/stream/event") as events:
+        duel.sandbox.end_game(game_id, "cheat", winner="black")
+        finish = (await events.until("gameFinish"))["game"]
+    assert finish["status"] == {"id": 36, "name": "cheat"}
+    assert finish["winner"] == "black"
+    duel.sandbox.end_game(game_id, "draw")  # already over: nothing changes
+    assert duel.sandbox.game_record(game_id).status == "cheat"
+    with pytest.raises(ValueError, match="status 'started'"):
+        duel.sandbox.end_game(game_id, "started")
+    with pytest.raises(ValueError, match="winner 'red'"):
+        duel.sandbox.end_game(game_id, "resign", winner="red")
