@@ -72,7 +72,7 @@ from engine.constants import (
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
 
-_QUIET_PROMOS = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
+_PROMOTION_PIECES = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
 
 
 @njit_noalloc
@@ -185,7 +185,7 @@ def _add_pawn_moves(
     base = frm | (to << MOVE_TO_SHIFT) | flags
     if last_rank:
         for i in range(4):
-            moves[n] = base | (_QUIET_PROMOS[i] << MOVE_PROMO_SHIFT)
+            moves[n] = base | (_PROMOTION_PIECES[i] << MOVE_PROMO_SHIFT)
             n += 1
     else:
         moves[n] = base
