@@ -183,7 +183,7 @@ class SpecClient:
 
 
 class Stream:
-    """An open ND-JSON stream; lines are validated, keep-alives counted."""
+    """An open ND-JSON stream whose lines are validated as they are read."""
 
     def __init__(self, client: SpecClient, method: str, path: str, data: Any,
                  headers: dict[str, str] | None) -> None:
@@ -192,7 +192,6 @@ class Stream:
         self.path = path
         self.data = data
         self.headers = headers
-        self.keepalives = 0
         self.status = 0
         self.response: aiohttp.ClientResponse | None = None
         self.error_body: Any = None
@@ -222,7 +221,6 @@ class Stream:
             if raw == b"":
                 raise EOFError(f"{self.path}: stream ended")
             if raw.strip() == b"":
-                self.keepalives += 1
                 continue
             obj: dict[str, Any] = json.loads(raw)
             if "done" not in obj:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,12 +13,32 @@ from bot.sandbox.errors import ApiError
 from bot.sandbox.opponent import ChallengeSpec
 from bot.sandbox.server import SandboxServer
 from tests.sandbox.conftest import Duel, eventually
+from tests.sandbox.spec import Stream
 
 STOCKFISH = shutil.which("stockfish") or next(
     (p for p in ("/usr/games/stockfish",) if Path(p).exists()), None)
 
 
 @pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed")
+async def challenge_sparring(sandbox: SandboxServer, duel: Duel) -> str:
+    """bot1 challenges the opponent "sparring" as white; the game id once it has started."""
+    reply = await duel.bot.post("/api/challenge/sparring", data={
+        "clock.limit": "300", "clock.increment": "0", "color": "white"})
+    await sandbox.wait_for_game("sparring")
+    return str(reply.json()["id"])
+
+
+async def move_and_await_reply(duel: Duel, stream: Stream, game_id: str,
+                               uci: str) -> dict[str, Any]:
+    """bot1 moves; the gameState once the opponent has answered."""
+    plies = len(duel.sandbox.game_record(game_id).moves) + 2
+    await duel.bot.post(f"/api/bot/game/{game_id}/move/{uci}")
+    state = await stream.until("gameState", timeout_s=5)
+    while len(state["moves"].split()) < plies:
+        state = await stream.until("gameState", timeout_s=5)
+    return state
+
+
 async def test_an_engine_opponent_beats_a_random_one(sandbox: SandboxServer) -> None:
     assert STOCKFISH is not None
     engine = await sandbox.start_opponent("fish", engine=[STOCKFISH], movetime_s=0.01)
@@ -55,17 +76,10 @@ async def test_the_opponent_challenges_again_after_each_game(
 async def test_the_opponent_accepts_challenges_and_answers_offers(
         sandbox: SandboxServer, duel: Duel) -> None:
     await sandbox.start_opponent("sparring", seed=5)
-    async with duel.bot.stream("/api/stream/event") as events:
-        reply = await duel.bot.post("/api/challenge/sparring", data={
-            "clock.limit": "300", "clock.increment": "0", "color": "white"})
-        game_id = reply.json()["id"]
-        await events.until("gameStart")
+    game_id = await challenge_sparring(sandbox, duel)
     async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
         await stream.next()
-        await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
-        reply_state = await stream.until("gameState", timeout_s=5)
-        while len(reply_state["moves"].split()) < 2:
-            reply_state = await stream.until("gameState", timeout_s=5)
+        await move_and_await_reply(duel, stream, game_id, "e2e4")
         # On the bot's turn, a takeback proposal: the opponent declines it.
         await duel.bot.post(f"/api/bot/game/{game_id}/takeback/yes")
         await stream.until("gameState", wtakeback=True)
@@ -101,16 +115,10 @@ async def test_the_opponent_retries_a_move_refused_by_a_fault(
     await sandbox.start_opponent("sparring", seed=9)
     sandbox.rate_limit("/api/board/game/*/move/*", username="sparring", count=1)
     sandbox.fail(503, "/api/board/game/*/move/*", username="sparring", count=1)
-    reply = await duel.bot.post("/api/challenge/sparring", data={
-        "clock.limit": "300", "clock.increment": "0", "color": "white"})
-    game_id = reply.json()["id"]
-    await sandbox.wait_for_game("sparring")
+    game_id = await challenge_sparring(sandbox, duel)
     async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
         await stream.next()
-        await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
-        state = await stream.until("gameState", timeout_s=5)
-        while len(state["moves"].split()) < 2:
-            state = await stream.until("gameState", timeout_s=5)
+        await move_and_await_reply(duel, stream, game_id, "e2e4")
     assert [f.fired for f in sandbox.faults.request_faults] == [1, 1]
 
 
@@ -122,10 +130,7 @@ async def test_an_engine_that_cannot_start_is_named(sandbox: SandboxServer) -> N
 async def test_the_opponent_reopens_a_game_stream_that_ends_early(
         sandbox: SandboxServer, duel: Duel) -> None:
     await sandbox.start_opponent("sparring", seed=4)
-    reply = await duel.bot.post("/api/challenge/sparring", data={
-        "clock.limit": "300", "clock.increment": "0", "color": "white"})
-    game_id = reply.json()["id"]
-    await sandbox.wait_for_game("sparring")
+    game_id = await challenge_sparring(sandbox, duel)
     async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
         await stream.next()
         await eventually(lambda: sandbox.lobby.hub.watching(game_id, "sparring"))
@@ -133,7 +138,4 @@ async def test_the_opponent_reopens_a_game_stream_that_ends_early(
         opened = sandbox.lobby.hub.select("game", "sparring")
         assert len(opened) == 1
         opened[0].close()
-        await duel.bot.post(f"/api/bot/game/{game_id}/move/e2e4")
-        state = await stream.until("gameState", timeout_s=5)
-        while len(state["moves"].split()) < 2:
-            state = await stream.until("gameState", timeout_s=5)
+        await move_and_await_reply(duel, stream, game_id, "e2e4")
