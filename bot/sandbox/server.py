@@ -8,9 +8,24 @@
     record = await server.wait_for_game_end(game_id, timeout_s=30)
     await server.stop()
 
-Fault injection (see faults.py): `fail`, `delay`, `rate_limit` act on matching requests;
-`drop_streams` and `silence_streams` act on the streams open right now; `clear_faults`
-removes the request faults.
+SandboxServer, by task:
+    lifecycle   start(host, port) -> url, stop(), `async with SandboxServer(...)`, url
+    accounts    add_account(username, bot=, scopes=, token=) -> token, account(username)
+    play        challenge(from, to, limit_s, increment_s, days=, variant=, fen=, rated=,
+                color=) -> challenge id; pair(white, black, ...) -> game id (a lobby-style
+                game, no challenge); offer_rematch(game_id, from_user); start_opponent(
+                username, bot=, engine=argv, challenge=ChallengeSpec(...), movetime_s=, ...)
+    results     game(id) (live), game_record(id) / game_records() (snapshots: moves,
+                status, winner, chat, fen, pgn), wait_for_game(username),
+                wait_for_game_end(id), end_game(id, status, winner)
+    faults      fail(status, path_glob, method=, username=, count=), delay(seconds, ...),
+                rate_limit(path_glob, html=, ...) act on matching requests, `count` times
+                (None: until clear_faults()); drop_streams(kind, username) cuts the open
+                streams abruptly and silence_streams(kind, username, keep_events=) leaves
+                them open but mute (kind: "event", "game" or "challenge"); add_fault(
+                parse_fault("...")) takes the command-line form (see faults.py).
+Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, claim_win_after_s,
+first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks).
 """
 
 from __future__ import annotations
