@@ -34,11 +34,23 @@ FAST_TIMINGS = ClientTimings(
 )
 
 
+BUILTIN = [sys.executable, "-m", "engine"]
+HAVE_STOCKFISH = Path(STOCKFISH).exists()
+
+
 def engine_command() -> list[str]:
-    """The engine the end-to-end tests play with: KIBITZ_TEST_ENGINE=builtin|stockfish."""
-    if os.environ.get("KIBITZ_TEST_ENGINE", "stockfish") == "builtin":
-        return [sys.executable, "-m", "engine"]
-    return [STOCKFISH]
+    """The engine most end-to-end tests play with: KIBITZ_TEST_ENGINE=builtin|stockfish.
+
+    Stockfish by default when it is installed (`make stockfish`): it plays the short games
+    quickly, so the suite stays fast; the built-in engine plays its own games in
+    test_builtin_engine_e2e.py, and the whole suite with KIBITZ_TEST_ENGINE=builtin."""
+    choice = os.environ.get("KIBITZ_TEST_ENGINE", "stockfish" if HAVE_STOCKFISH else "builtin")
+    return [STOCKFISH] if choice == "stockfish" and HAVE_STOCKFISH else list(BUILTIN)
+
+
+def strong_opponent() -> list[str]:
+    """A sandbox opponent that does not lose quickly."""
+    return [STOCKFISH] if HAVE_STOCKFISH else list(BUILTIN)
 
 
 def make_config(tmp_path: Path, extra: str = "", *, concurrency: int = 4,

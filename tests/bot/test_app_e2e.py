@@ -22,13 +22,13 @@ from bot.sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAST_TIMINGS,
-    STOCKFISH,
     assert_legal,
     bot_games,
     make_config,
     post_as,
     quiet_logs,
     running_bot,
+    strong_opponent,
 )
 
 
@@ -125,7 +125,7 @@ async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> No
     async with SandboxServer(keepalive_s=0.3, claim_win_after_s=1.0, gone_after_s=0.5) as server:
         async with running_bot(server, config) as run:
             # A real engine for the rival, so the game lasts until it leaves.
-            rival = await server.start_opponent("rival", engine=[STOCKFISH], movetime_s=0.05,
+            rival = await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                                 challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1, 20)
             token = server.account("rival").token
@@ -164,7 +164,7 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         config.game, shutdown_grace_s=0.3, shutdown_action="resign"))
     async with SandboxServer(keepalive_s=0.3, claim_win_after_s=30) as server:
         token = server.add_account(BOT, bot=True)
-        await server.start_opponent("rival", engine=[STOCKFISH], movetime_s=0.05,
+        await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         async with running_bot(server, abandon, token=token) as run:
             (game_id,) = await bot_games(server, 1, 20)

@@ -19,12 +19,12 @@ from bot.sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAST_TIMINGS,
-    STOCKFISH,
     assert_legal,
     bot_games,
     make_config,
     quiet_logs,
     running_bot,
+    strong_opponent,
 )
 
 
@@ -107,7 +107,7 @@ async def test_eight_one_minute_games_at_once_on_the_clock(tmp_path: Path) -> No
     config = dataclasses.replace(config, engine=dataclasses.replace(
         config.engine, max_move_s=None, first_move_s=1.0))
     timings = dataclasses.replace(FAST_TIMINGS, moves_per_minute=1000)
-    records, metrics = await play_simultaneous(config, 8, rival_engine=[STOCKFISH],
+    records, metrics = await play_simultaneous(config, 8, rival_engine=strong_opponent(),
                                                timeout_s=200, server_moves_per_minute=1200,
                                                timings=timings)
     check(records, metrics, 8)

@@ -10,7 +10,7 @@ import chess.engine
 import pytest
 
 from bot.engines import EngineFailure, EnginePool, EngineSpec, start_engine
-from tests.bot.e2e_support import STOCKFISH
+from tests.bot.e2e_support import engine_command
 
 FAST = chess.engine.Limit(time=0.05)
 
@@ -20,8 +20,8 @@ def fake(mode: str, nth: int) -> EngineSpec:
                       {"Hash": 8})
 
 
-async def test_stockfish_thinks_and_keeps_its_table_for_the_game() -> None:
-    engine = await start_engine(EngineSpec((STOCKFISH,), {"Hash": 8, "NoSuchOption": 1}))
+async def test_an_engine_thinks_and_reports_its_search() -> None:
+    engine = await start_engine(EngineSpec(tuple(engine_command()), {"Hash": 8, "NoSuchOption": 1}))
     try:
         thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g1")
         assert chess.Board().is_legal(thought.move)
@@ -59,10 +59,11 @@ async def test_a_hung_engine_is_stopped_then_given_up() -> None:
 
 
 async def test_pool_warms_up_keeps_a_spare_and_replaces() -> None:
-    pool = EnginePool(EngineSpec((STOCKFISH,), {"Hash": 8}), spare=True)
+    pool = EnginePool(EngineSpec(tuple(engine_command()), {"Hash": 8}), spare=True)
     keeper = asyncio.ensure_future(pool.keep_spare())
     try:
-        assert (await pool.warm_up()).startswith("Stockfish")
+        name = await pool.warm_up()
+        assert name and pool.name == name
         first = await pool.acquire()  # the warmed-up spare
         async with asyncio.timeout(10):
             while pool.running < 2:  # noqa: ASYNC110 (a new spare is on its way)
@@ -78,7 +79,7 @@ async def test_pool_warms_up_keeps_a_spare_and_replaces() -> None:
 
 
 async def test_cancelling_a_search_leaves_the_engine_usable() -> None:
-    engine = await start_engine(EngineSpec((STOCKFISH,), {"Hash": 8}))
+    engine = await start_engine(EngineSpec(tuple(engine_command()), {"Hash": 8}))
     try:
         task = asyncio.ensure_future(engine.think(chess.Board(), chess.engine.Limit(time=5),
                                                   hard_limit_s=10, game="g"))
