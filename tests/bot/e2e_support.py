@@ -99,9 +99,10 @@ class BotRun:
 
 @contextlib.asynccontextmanager
 async def running_bot(server: SandboxServer, config: Config, *, token: str | None = None,
-                      timings: ClientTimings = FAST_TIMINGS,
-                      hooks: GameHooks | None = None) -> AsyncIterator[BotRun]:
-    """The bot running on `server` until the block ends (then stopped gracefully)."""
+                      timings: ClientTimings = FAST_TIMINGS, hooks: GameHooks | None = None,
+                      url: str | None = None) -> AsyncIterator[BotRun]:
+    """The bot running on `server` (or at `url`, a proxy in front of it) until the block ends,
+    then stopped gracefully."""
     if token is None:
         token = server.add_account(BOT, bot=True)
     stop = asyncio.Event()
@@ -114,7 +115,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
         ready.set()
 
     task = asyncio.create_task(run_bot(
-        config, url=server.url, token=token, stop=stop, handle_signals=False, hooks=hooks,
+        config, url=url or server.url, token=token, stop=stop, handle_signals=False, hooks=hooks,
         metrics=metrics, timings=timings, on_ready=on_ready,
     ))
     run = BotRun(server, token, task, stop, metrics, ready, me)
