@@ -24,6 +24,7 @@ Modules, one job each:
 Endpoints: /api/account, /api/account/playing, /api/token/test, /api/bot/account/upgrade,
 /api/bot/online, /api/user/{username}, /api/users/status, /api/stream/event,
 /api/challenge (list, create, show, accept, decline, cancel), /api/{bot,board}/game/...
-(stream, move, chat, abort, resign, draw, takeback, claim-victory, claim-draw) and
+(stream, move, chat, abort, resign, draw, takeback, claim-victory, claim-draw),
+/api/round/{id}/add-time/{seconds} and
 /game/export/{id}.
 """

@@ -64,6 +64,10 @@ class FischerClock:
         self._running = not mover
         self._turn_started_s = self._now()
 
+    def give(self, color: chess.Color, ms: int) -> None:
+        """Add time to one side's clock (a gift from the opponent)."""
+        self._remaining_ms[color] += ms
+
     def switch(self, side_to_move: chess.Color) -> None:
         """Run the clock of `side_to_move` (after a takeback), charging the other side."""
         if self._running is not None and self._running != side_to_move:

@@ -34,6 +34,9 @@ MAX_CHAT_LENGTH = 140
 # A draw offer needs this many plies played, and at most one offer per this many plies.
 DRAW_OFFER_MIN_PLIES = 2
 DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW = 60
+# Seconds one may give the opponent at a time (POST /api/round/{id}/add-time/{seconds}).
+MIN_GIVE_TIME_S = 5
+MAX_GIVE_TIME_S = 60
 DRAW_OFFER_INTERVAL_PLIES = 20
 # lichess ends the game as a draw after 300 moves.
 MAX_PLIES = 600
@@ -443,6 +446,19 @@ class Game:
             self.takeback_offers.add(color)
             self._system_message("Takeback sent")
             self.observer.state_changed(self)
+
+    def add_time(self, account: Account, seconds: int) -> None:
+        """Give the opponent more time on the clock."""
+        color = self.require_player(account)
+        if not MIN_GIVE_TIME_S <= seconds <= MAX_GIVE_TIME_S:
+            raise form_error("seconds", f"Use {MIN_GIVE_TIME_S} to {MAX_GIVE_TIME_S}")
+        self.check_flag()
+        if not self.playing or self.clock is None or "noGiveTime" in self.rules:
+            raise ApiError(400, "This game does not accept more time")
+        self.clock.give(not color, seconds * 1000)
+        self._system_message(f"{color_name(not color).capitalize()} + {seconds} seconds")
+        self._schedule_timer()
+        self.observer.state_changed(self)
 
     def has_moved(self, color: chess.Color) -> bool:
         return self.plies >= (1 if color == self.first_mover else 2)

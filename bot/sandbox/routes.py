@@ -155,6 +155,7 @@ class Api:
             web.post(play + "/{id}/{action:abort|resign|claim-victory|claim-draw}",
                      self.command),
             web.post(play + "/{id}/{action:draw|takeback}/{accept}", self.command),
+            web.post("/api/round/{id}/add-time/{seconds}", self.add_time),
             web.get("/game/export/{id}", self.export),
         ]
 
@@ -373,6 +374,16 @@ class Api:
             game.draw(account, accept)
         elif action == "takeback":
             game.takeback(account, accept)
+        return ok()
+
+    async def add_time(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, CHALLENGE_WRITE)
+        game = self.lobby.find_game(request.match_info["id"])
+        try:
+            seconds = int(request.match_info["seconds"])
+        except ValueError:
+            raise form_error("seconds", "Invalid value: expected an integer") from None
+        game.add_time(account, seconds)
         return ok()
 
     # --- export ----------------------------------------------------------------------------

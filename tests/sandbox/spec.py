@@ -58,6 +58,8 @@ OPERATIONS: list[tuple[str, str, str]] = [
     ("GET", r"/game/export/[^/]+", "games/game-export-gameId.yaml"),
     ("GET", r"/api/user/[^/]+", "users/api-user-username.yaml"),
     ("GET", r"/api/users/status", "users/api-users-status.yaml"),
+    ("POST", r"/api/round/[^/]+/add-time/[^/]+",
+     "challenges/api-round-gameId-add-time-seconds.yaml"),
 ]
 
 

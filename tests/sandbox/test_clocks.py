@@ -110,3 +110,19 @@ async def test_first_move_timers_of_lobby_and_tournament_games(
             assert "expiration" in await stream.next()
         final = await stream.until("gameState", timeout_s=FIRST_MOVE_S + 2, status=status)
     assert final.get("winner") == winner
+
+
+async def test_giving_time_to_the_opponent(duel: Duel) -> None:
+    game_id = await duel.start_game(bot_color="white", limit_s=60, increment_s=0)
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        await stream.next()
+        assert (await duel.human.post(f"/api/round/{game_id}/add-time/15")).status == 200
+        state = await stream.until("gameState")
+    assert state["moves"] == ""
+    assert (state["wtime"], state["btime"]) == (75_000, 60_000)
+    assert duel.sandbox.game_record(game_id).chat[-1].text == "White + 15 seconds"
+    for seconds in ("4", "61", "x"):
+        refused = await duel.human.post(f"/api/round/{game_id}/add-time/{seconds}")
+        assert refused.status == 400 and "seconds" in refused.json()
+    corr = await duel.start_game(limit_s=None, days=1)
+    assert (await duel.human.post(f"/api/round/{corr}/add-time/10")).status == 400
