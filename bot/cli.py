@@ -264,6 +264,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     except ValueError as error:  # a bad --fault or --challenge, found before it serves
         _error(str(error))
         return ExitCode.USAGE
+    except OSError as error:  # the port is taken, or the address is not ours to bind
+        _error(f"cannot serve on {args.host}:{args.port}: {error.strerror or error}")
+        return ExitCode.ERROR
     except KeyboardInterrupt:  # Ctrl-C is how the sandbox is meant to stop
         pass
     return ExitCode.OK
