@@ -51,6 +51,8 @@ SCRATCH_SIZE = 64
 _COUNT = 0  # + 8 * colour + file
 _MIN_RANK = 16  # + 8 * colour + file (8 when the file has none)
 _MAX_RANK = 32  # + 8 * colour + file (-1 when the file has none)
+_ROOKS = 48  # up to 8 rooks (square index 0-63, colour in bit 6), counted in _ROOK_COUNT
+_ROOK_COUNT = 63
 
 
 def new_scratch() -> Scratch:
@@ -114,6 +116,7 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
         scratch[_COUNT + i] = 0
         scratch[_MIN_RANK + i] = 8
         scratch[_MAX_RANK + i] = -1
+    scratch[_ROOK_COUNT] = 0
     bishops_w = 0
     bishops_b = 0
     queens_w = 0
@@ -158,6 +161,10 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
             count, zone = _slider_mobility(board, sq, colour, BISHOP_STEPS, enemy_king)
         elif ptype == ROOK:
             count, zone = _slider_mobility(board, sq, colour, ROOK_STEPS, enemy_king)
+            rooks = scratch[_ROOK_COUNT]
+            if rooks < 8:
+                scratch[_ROOKS + rooks] = i | (colour << 6)
+                scratch[_ROOK_COUNT] = rooks + 1
         else:
             count, zone = _slider_mobility(board, sq, colour, KING_STEPS, enemy_king)
         extra = count - MOBILITY_BASE[ptype]
@@ -184,13 +191,10 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
     eg += mob_eg
 
     # Rooks on open (no pawns) and semi-open (no own pawns) files.
-    for i in range(64):
-        sq = MAILBOX[i]
-        piece = board[sq]
-        if piece <= 0 or (piece & 7) != ROOK:
-            continue
-        colour = piece >> 3
-        file = i & 7
+    for r in range(scratch[_ROOK_COUNT]):
+        code = scratch[_ROOKS + r]
+        colour = code >> 6
+        file = code & 7
         sign = 1 if colour == WHITE else -1
         if scratch[_COUNT + 8 * colour + file] == 0:
             if scratch[_COUNT + 8 * (1 - colour) + file] == 0:
@@ -301,6 +305,19 @@ def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
     if row[S_NPM + strong] - row[S_NPM + weak] <= MINOR_NPM:
         return _div(score, params.DRAWISH_DIVISOR)
     return score
+
+
+@njit
+def material_eval(stack: Stack, ply: int) -> int:
+    """Tapered material + piece-square score from the accumulators alone, side to move's view.
+
+    A cheap stand-in for ``evaluate`` when the position is so far outside the search window
+    that the other terms cannot bring it back (lazy evaluation).
+    """
+    row = stack[ply]
+    phase = min(int(row[S_PHASE]), PHASE_MAX)
+    score = _div(int(row[S_MG]) * phase + int(row[S_EG]) * (PHASE_MAX - phase), PHASE_MAX)
+    return score + params.TEMPO if row[S_SIDE] == WHITE else -score + params.TEMPO
 
 
 @njit

@@ -34,6 +34,7 @@ FUTILITY_MARGIN_CP = 110
 LATE_MOVE_PRUNING_BASE = 4  # quiet moves beyond base + depth^2 skipped at low depth
 LATE_MOVE_PRUNING_MAX_DEPTH = 4
 DELTA_MARGIN_CP = 200  # quiescence: skip captures that cannot lift the score to alpha
+LAZY_MARGIN_CP = 400  # quiescence: material alone this far above beta is a cutoff
 IIR_MIN_DEPTH = 4  # internal iterative reduction without a hash move
 
 # --- evaluation (centipawns; _MG middle game, _EG end game) ------------------------------
@@ -77,7 +78,7 @@ HARD_MAX_SHARE = 0.3  # ... but never more than this share of the remaining cloc
 HARD_MAX_SHARE_LAST_MOVE = 0.8  # with movestogo 1 the clock is refilled after this move
 MIN_THINK_MS = 1
 CLOCK_SAFETY_MS = 15  # kept back on every move beyond the move overhead
-STABILITY_SCALE_MIN = 0.7  # soft limit factor when the best move never changes
+STABILITY_SCALE_MIN = 0.9  # soft limit factor when the best move never changes
 INSTABILITY_WEIGHT = 0.8  # added to the factor per (decayed) best-move change
 INSTABILITY_SCALE_MAX = 2.0  # soft limit factor when the best move keeps changing
-NEXT_ITERATION_SHARE = 0.5  # the next iteration takes about as long as all before it
+NEXT_ITERATION_SHARE = 0.6  # the next iteration takes about as long as all before it

@@ -32,7 +32,7 @@ from engine.constants import (
     S_PAWN_MAT,
     S_SIDE,
 )
-from engine.evaluate import MINOR_NPM, evaluate, new_scratch
+from engine.evaluate import MINOR_NPM, evaluate, material_eval, new_scratch
 from engine.jit import njit
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
@@ -61,6 +61,7 @@ from engine.params import (
     INFINITE,
     LATE_MOVE_PRUNING_BASE,
     LATE_MOVE_PRUNING_MAX_DEPTH,
+    LAZY_MARGIN_CP,
     LMR_BASE,
     LMR_DIVISOR,
     LMR_FULL_DEPTH_MOVES,
@@ -227,6 +228,10 @@ def _quiesce(
         best = -MATE + ply
         stand_pat = -INFINITE
     else:
+        # Lazy evaluation: far above beta, material alone already fails high.
+        stand_pat = material_eval(stack, row)
+        if stand_pat - LAZY_MARGIN_CP >= beta:
+            return stand_pat
         # Stand pat: the side to move may decline every capture.
         stand_pat = evaluate(board, stack, row, scratch)
         if stand_pat >= beta:
