@@ -74,6 +74,7 @@ class Engine:
         self._protocol = protocol
         self.name = str(protocol.id.get("name", "UCI engine"))
         self.pid = transport.get_pid()
+        self._waiter: asyncio.Future[chess.engine.BestMove] | None = None
 
     @property
     def alive(self) -> bool:
@@ -97,6 +98,7 @@ class Engine:
         # `stop` and leaves the protocol to collect the bestmove, never cancels its future.
         waiter = asyncio.ensure_future(analysis.wait())
         waiter.add_done_callback(_collect)
+        self._waiter = waiter
         timed_out = False
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation that
@@ -129,6 +131,8 @@ class Engine:
                 await asyncio.wait_for(self._protocol.quit(), QUIT_TIMEOUT_S)
         with contextlib.suppress(Exception):
             self._transport.close()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.cancel()  # a search the process took with it
 
 
 async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S) -> Engine:

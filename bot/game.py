@@ -528,7 +528,8 @@ class Game:
 
     async def _choose(self, board: chess.Board, moves: tuple[str, ...],
                       received: float) -> tuple[SourcedMove, float]:
-        """Our move and the engine's thinking time (0 for a move source's answer)."""
+        """Our move and the engine's time: its thinking, plus any failed attempt and restart
+        (0 for a move source's answer)."""
         assert self.context is not None
         restriction: RootRestriction | None = None
         for source in self._sources:
@@ -552,6 +553,7 @@ class Game:
             return SourcedMove(root_moves[0], restriction.source if restriction else "root",
                                tablebase_wdl=restriction.tablebase_wdl if restriction else None
                                ), 0.0
+        engine_start = time.monotonic()
         for attempt in range(1, ENGINE_ATTEMPTS + 1):
             if self._engine is None or not self._engine.alive:
                 await self._replace_engine("not running")
@@ -571,7 +573,8 @@ class Game:
             if thought.timed_out:
                 log.warning("the engine overran its hard limit but answered to stop")
             wdl = restriction.tablebase_wdl if restriction is not None else None
-            return SourcedMove(thought.move, "engine", thought.info, wdl), thought.elapsed_s
+            return (SourcedMove(thought.move, "engine", thought.info, wdl),
+                    time.monotonic() - engine_start)
         raise EngineFailure(f"no move after {ENGINE_ATTEMPTS} engine attempts")
 
     async def _replace_engine(self, why: str) -> None:
