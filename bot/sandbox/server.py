@@ -24,6 +24,8 @@ SandboxServer, by task:
                 streams abruptly and silence_streams(kind, username, keep_events=) leaves
                 them open but mute (kind: "event", "game" or "challenge"); add_fault(
                 parse_fault("...")) takes the command-line form (see faults.py).
+    online      online (OnlineFixtures): the answers of the stand-in opening explorer
+                (/lichess), cloud eval (/api/cloud-eval) and tablebase (/standard).
 Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, claim_win_after_s,
 first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks).
 """
@@ -57,6 +59,7 @@ from bot.sandbox.games import (
     color_name,
 )
 from bot.sandbox.lobby import QUIRK_NAMES, Lobby, LobbySettings, Quirks
+from bot.sandbox.online import OnlineFixtures, register_online_routes
 from bot.sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
 from bot.sandbox.pgn import ExportOptions, export
 from bot.sandbox.ratelimit import RateLimits
@@ -128,6 +131,8 @@ class SandboxServer:
         self._runner: web.AppRunner | None = None
         self.opponents: list[Opponent] = []
         self._fault_tasks: list[asyncio.Task[None]] = []
+        # Stand-ins for the opening explorer, cloud eval and online tablebase; tests fill them.
+        self.online = OnlineFixtures()
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -142,6 +147,7 @@ class SandboxServer:
         api = Api(self.lobby, self.faults)
         app = web.Application(middlewares=[api.middleware])
         app.add_routes(api.routes())
+        register_online_routes(app, self.online)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
                                      shutdown_timeout=SHUTDOWN_TIMEOUT_S)
         await self._runner.setup()
