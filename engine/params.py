@@ -36,6 +36,10 @@ LATE_MOVE_PRUNING_MAX_DEPTH = 4
 DELTA_MARGIN_CP = 200  # quiescence: skip captures that cannot lift the score to alpha
 LAZY_MARGIN_CP = 400  # quiescence: material alone this far above beta is a cutoff
 IIR_MIN_DEPTH = 4  # internal iterative reduction without a hash move
+SEE_PRUNING_MAX_DEPTH = 3  # losing captures are not searched at this depth or below
+RAZOR_MAX_DEPTH = 2  # razoring: static eval + margin * depth below alpha -> quiescence
+RAZOR_MARGIN_CP = 250
+LMR_HISTORY_DIVISOR = 6000  # history score worth one ply less (or more) reduction
 
 # --- evaluation (centipawns; _MG middle game, _EG end game) ------------------------------
 TEMPO = 10  # bonus for the side to move

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from engine import tt
+from engine import params, tt
 from engine.board import Position, make_move, make_null, unmake_move, unmake_null
 from engine.constants import (
     M_PLY,
@@ -65,6 +65,7 @@ from engine.params import (
     LMR_BASE,
     LMR_DIVISOR,
     LMR_FULL_DEPTH_MOVES,
+    LMR_HISTORY_DIVISOR,
     LMR_MIN_DEPTH,
     MATE,
     MATE_BOUND,
@@ -73,8 +74,11 @@ from engine.params import (
     NULL_MOVE_BASE_REDUCTION,
     NULL_MOVE_DEPTH_DIVISOR,
     NULL_MOVE_MIN_DEPTH,
+    RAZOR_MARGIN_CP,
+    RAZOR_MAX_DEPTH,
     REVERSE_FUTILITY_MARGIN_CP,
     REVERSE_FUTILITY_MAX_DEPTH,
+    SEE_PRUNING_MAX_DEPTH,
     STOP_CHECK_NODES,
 )
 from engine.timeman import GoLimits, IterationClock, TimeBudget
@@ -391,6 +395,16 @@ def _negamax(
             static_eval = tt_score
 
     if not pv_node and not checked and not root:
+        # Razoring: hopelessly below alpha near the leaves, only captures can save the node.
+        if depth <= RAZOR_MAX_DEPTH and static_eval + RAZOR_MARGIN_CP * depth < alpha:
+            score = _quiesce(
+                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
+                info, stop, scratch, see_buf, ply, alpha, alpha + 1,
+            )
+            if info[I_STOPPED] != 0:
+                return 0
+            if score <= alpha:
+                return score
         # Reverse futility pruning: far above beta at low depth, a quiet move will not drop it.
         if (
             depth <= REVERSE_FUTILITY_MAX_DEPTH
@@ -475,6 +489,17 @@ def _negamax(
             and quiets_tried >= LATE_MOVE_PRUNING_BASE + depth * depth
         ):
             continue
+        # SEE pruning: at low depth a capture that loses material is not searched.
+        if (
+            not quiet
+            and not root
+            and not pv_node
+            and not checked
+            and best > -MATE_BOUND
+            and depth <= SEE_PRUNING_MAX_DEPTH
+            and node_scores[i] < params.SCORE_GOOD_CAPTURE - (1 << 20)
+        ):
+            continue
         make_move(board, stack, keys, meta, move)
         gives_check = in_check(board, stack, meta)
         # Futility pruning: a quiet move cannot lift a hopeless static score to alpha.
@@ -501,6 +526,8 @@ def _negamax(
                     reduction += 1
                 if gives_check or move == killer1 or move == killer2:  # noqa: SIM109 (numba)
                     reduction -= 1
+                # well-proven quiet moves are reduced less, ones that keep failing more
+                reduction -= history[side, move_from(move), move_to(move)] // LMR_HISTORY_DIVISOR
                 reduction = max(0, min(reduction, new_depth - 1))
             # Principal variation search: a null window proves the move is no better.
             score = -_negamax(

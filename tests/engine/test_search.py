@@ -125,15 +125,15 @@ def test_insufficient_material_is_a_draw() -> None:
 
 
 def test_table_carries_over_between_moves_and_clears() -> None:
-    searcher = Searcher(8)
+    searcher = Searcher(1)
     fen = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
-    first, _ = search(fen, depth=7, searcher=searcher)
-    again, _ = search(fen, depth=7, searcher=searcher)
+    first, _ = search(fen, depth=8, searcher=searcher)
+    again, _ = search(fen, depth=8, searcher=searcher)
     assert again.nodes < first.nodes  # the table remembers the previous search
     assert searcher.hashfull() > 0
     searcher.clear()
     assert searcher.hashfull() == 0
-    cleared, _ = search(fen, depth=7, searcher=searcher)
+    cleared, _ = search(fen, depth=8, searcher=searcher)
     assert cleared.nodes == first.nodes  # an empty table searches exactly as the first time
 
 

@@ -78,7 +78,7 @@ def test_unstable_best_move_earns_more_time_than_a_stable_one() -> None:
         unstable.record_iteration(depth % 2)
     assert stable.scale() == pytest.approx(params.STABILITY_SCALE_MIN)
     assert unstable.scale() > 1.5 * stable.scale()
-    elapsed = 500.0
+    elapsed = 0.8 * params.NEXT_ITERATION_SHARE * 1000.0 * params.INSTABILITY_SCALE_MAX
     assert unstable.may_start_iteration(elapsed)
     assert not stable.may_start_iteration(elapsed)
 
