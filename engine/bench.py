@@ -15,7 +15,7 @@ from engine.board import Position
 from engine.search import Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget
 
-DEFAULT_DEPTH = 9
+DEFAULT_DEPTH = 10
 BENCH_HASH_MB = 16
 
 BENCH_FENS: tuple[str, ...] = (

@@ -46,13 +46,17 @@ Board = npt.NDArray[np.int8]
 Stack = npt.NDArray[np.int32]
 Scratch = npt.NDArray[np.int64]
 
-SCRATCH_SIZE = 64
+SCRATCH_SIZE = 72
 # scratch layout: pawns per file, lowest and highest pawn rank per file, for each colour
 _COUNT = 0  # + 8 * colour + file
 _MIN_RANK = 16  # + 8 * colour + file (8 when the file has none)
 _MAX_RANK = 32  # + 8 * colour + file (-1 when the file has none)
 _ROOKS = 48  # up to 8 rooks (square index 0-63, colour in bit 6), counted in _ROOK_COUNT
 _ROOK_COUNT = 63
+_BISHOPS = 64  # + colour: bishops
+_QUEENS = 66  # + colour: queens
+_ATTACKERS = 68  # + colour: pieces attacking the enemy king zone
+_ZONE = 70  # + colour: weighted attacks on the enemy king zone
 
 
 def new_scratch() -> Scratch:
@@ -117,14 +121,8 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
         scratch[_MIN_RANK + i] = 8
         scratch[_MAX_RANK + i] = -1
     scratch[_ROOK_COUNT] = 0
-    bishops_w = 0
-    bishops_b = 0
-    queens_w = 0
-    queens_b = 0
-    zone_w = 0  # attack weight of white pieces on the black king zone
-    zone_b = 0
-    attackers_w = 0
-    attackers_b = 0
+    for i in range(_BISHOPS, _ZONE + 2):
+        scratch[i] = 0
     mob_mg = 0
     mob_eg = 0
     for i in range(64):
@@ -171,22 +169,13 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
         sign = 1 if colour == WHITE else -1
         mob_mg += sign * extra * MOBILITY_MG[ptype]
         mob_eg += sign * extra * MOBILITY_EG[ptype]
-        if colour == WHITE:
-            if ptype == BISHOP:
-                bishops_w += 1
-            elif ptype == QUEEN:
-                queens_w += 1
-            if zone > 0:
-                attackers_w += 1
-                zone_w += zone * KING_ATTACK_WEIGHT[ptype]
-        else:
-            if ptype == BISHOP:
-                bishops_b += 1
-            elif ptype == QUEEN:
-                queens_b += 1
-            if zone > 0:
-                attackers_b += 1
-                zone_b += zone * KING_ATTACK_WEIGHT[ptype]
+        if ptype == BISHOP:
+            scratch[_BISHOPS + colour] += 1
+        elif ptype == QUEEN:
+            scratch[_QUEENS + colour] += 1
+        if zone > 0:
+            scratch[_ATTACKERS + colour] += 1
+            scratch[_ZONE + colour] += zone * KING_ATTACK_WEIGHT[ptype]
     mg += mob_mg
     eg += mob_eg
 
@@ -241,20 +230,18 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
                 mg += sign * PASSED_MG[relative]
                 eg += sign * PASSED_EG[relative]
 
-    # Bishop pair.
-    if bishops_w >= 2:
-        mg += params.BISHOP_PAIR_MG
-        eg += params.BISHOP_PAIR_EG
-    if bishops_b >= 2:
-        mg -= params.BISHOP_PAIR_MG
-        eg -= params.BISHOP_PAIR_EG
-
-    # King safety: pawn shield (middle game) and attacks on the king zone.
-    mg += _shield(board, king_sq[WHITE], WHITE) - _shield(board, king_sq[BLACK], BLACK)
-    if queens_w > 0 and attackers_w >= 2:
-        mg += min(zone_w * zone_w * params.KING_ATTACK_SCALE // 16, params.KING_ATTACK_MAX)
-    if queens_b > 0 and attackers_b >= 2:
-        mg -= min(zone_b * zone_b * params.KING_ATTACK_SCALE // 16, params.KING_ATTACK_MAX)
+    for colour in range(2):
+        sign = 1 if colour == WHITE else -1
+        # Bishop pair.
+        if scratch[_BISHOPS + colour] >= 2:
+            mg += sign * params.BISHOP_PAIR_MG
+            eg += sign * params.BISHOP_PAIR_EG
+        # King safety: pawn shield (middle game) and, with a queen and two attackers, the
+        # weighted attacks on the squares around the enemy king.
+        mg += sign * _shield(board, king_sq[colour], colour)
+        if scratch[_QUEENS + colour] > 0 and scratch[_ATTACKERS + colour] >= 2:
+            zone = scratch[_ZONE + colour]
+            mg += sign * min(zone * zone * params.KING_ATTACK_SCALE // 16, params.KING_ATTACK_MAX)
 
     phase = min(int(row[S_PHASE]), PHASE_MAX)
     score = _div(mg * phase + eg * (PHASE_MAX - phase), PHASE_MAX)

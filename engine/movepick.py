@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from engine import params
 from engine.constants import (
+    BISHOP,
     BISHOP_STEPS,
     FLAG_CAPTURE,
     FLAG_EP,
@@ -26,6 +27,7 @@ from engine.constants import (
     MOVE_TO_SHIFT,
     PAWN,
     QUEEN,
+    ROOK,
     ROOK_STEPS,
     WHITE,
 )
@@ -77,6 +79,31 @@ def captured_type(board: Board, move: int) -> int:
 
 
 @njit
+def _cheapest_slider(
+    board: Board,
+    sq: int,
+    colour: int,
+    steps: npt.NDArray[np.int64],
+    kind: int,
+    best_type: int,
+    best_sq: int,
+) -> tuple[int, int]:
+    """The cheapest of ``kind`` or queen of ``colour`` seen first along ``steps`` from ``sq``,
+    if cheaper than ``best_type``: (type, square), else the given best."""
+    for step in steps:
+        s = sq + step
+        while board[s] == 0:
+            s += step
+        p = board[s]
+        if p > 0 and (p >> 3) == colour:
+            t = p & 7
+            if (t == kind or t == QUEEN) and t < best_type:  # noqa: SIM109 (numba)
+                best_type = t
+                best_sq = s
+    return best_type, best_sq
+
+
+@njit
 def _least_valuable_attacker(board: Board, sq: int, colour: int) -> int:
     """Square of the cheapest piece of ``colour`` attacking ``sq`` on the current board, or 0."""
     hi = colour << 3
@@ -95,30 +122,10 @@ def _least_valuable_attacker(board: Board, sq: int, colour: int) -> int:
     for step in KNIGHT_STEPS:
         if board[sq + step] == knight:
             return int(sq + step)
-    best_sq = 0
-    best_type = 7
-    for step in BISHOP_STEPS:
-        s = sq + step
-        while board[s] == 0:
-            s += step
-        p = board[s]
-        if p > 0 and (p >> 3) == colour:
-            t = p & 7
-            if (t == 3 or t == QUEEN) and t < best_type:
-                best_type = t
-                best_sq = s
-    if best_type == 3:
+    best_type, best_sq = _cheapest_slider(board, sq, colour, BISHOP_STEPS, BISHOP, 7, 0)
+    if best_type == BISHOP:
         return best_sq
-    for step in ROOK_STEPS:
-        s = sq + step
-        while board[s] == 0:
-            s += step
-        p = board[s]
-        if p > 0 and (p >> 3) == colour:
-            t = p & 7
-            if (t == 4 or t == QUEEN) and t < best_type:
-                best_type = t
-                best_sq = s
+    best_type, best_sq = _cheapest_slider(board, sq, colour, ROOK_STEPS, ROOK, best_type, best_sq)
     if best_sq != 0:
         return best_sq
     king = KING | hi

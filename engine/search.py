@@ -325,7 +325,11 @@ def _negamax(
     alpha: int,
     beta: int,
 ) -> int:
-    """Negamax alpha-beta with principal variation search; fail-soft."""
+    """Negamax alpha-beta with principal variation search; fail-soft.
+
+    The working arrays are passed one by one on purpose: bundled in a tuple they are copied and
+    reference-counted on every call, which cost a third of the search speed when measured.
+    """
     if depth <= 0:
         return _quiesce(
             board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
