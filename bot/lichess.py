@@ -398,8 +398,9 @@ class Lichess:
         params = {"offeringDraw": "true"} if offering_draw else None
         waited_s = await self.move_pacer.take()
         if waited_s > 0:
-            log.info("game %s: move paced by %.2f s (moves of all games per minute)",
-                     game_id, waited_s)
+            log.log(logging.INFO if waited_s >= 1.0 else logging.DEBUG,
+                    "game %s: move held %.2f s to keep under the moves-per-minute limit",
+                    game_id, waited_s)
         await self.request(
             "POST", self._game_path(game_id, f"move/{quote(uci)}"), kind=f"move:{game_id}",
             params=params, deadline_s=deadline_s,
