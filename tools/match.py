@@ -386,6 +386,14 @@ def run_match(
 def report(tally: Tally, specs: tuple[EngineSpec, EngineSpec]) -> str:
     elo, low, high = elo_estimate(tally.wins, tally.draws, tally.losses)
     points = tally.wins + 0.5 * tally.draws
+    if points in (0, tally.games):
+        bound = "below" if points == 0 else "above"
+        return "\n".join([
+            f"{specs[0].name} vs {specs[1].name}: +{tally.wins} -{tally.losses} ={tally.draws} "
+            f"({points:g}/{tally.games})",
+            f"Elo difference: unbounded {bound} (every game went one way; play more games or "
+            "a stronger opponent)",
+        ])
     lines = [
         f"{specs[0].name} vs {specs[1].name}: +{tally.wins} -{tally.losses} ={tally.draws} "
         f"({points:g}/{tally.games}, {100 * points / tally.games:.1f}%)",
@@ -420,12 +428,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--concurrency", type=int, default=1, help="games played at once")
     parser.add_argument("--win-cp", type=int, default=1000,
                         help="adjudicate a win when every score of the last plies exceeds this")
-    parser.add_argument("--win-plies", type=int, default=8)
+    parser.add_argument("--win-plies", type=int, default=8,
+                        help="plies of agreeing scores for a win adjudication (default 8)")
     parser.add_argument("--draw-cp", type=int, default=10,
                         help="adjudicate a draw when every recent score is within this")
-    parser.add_argument("--draw-plies", type=int, default=20)
-    parser.add_argument("--draw-min-ply", type=int, default=80)
-    parser.add_argument("--max-plies", type=int, default=400)
+    parser.add_argument("--draw-plies", type=int, default=20,
+                        help="plies of level scores for a draw adjudication (default 20)")
+    parser.add_argument("--draw-min-ply", type=int, default=80,
+                        help="no draw adjudication before this ply (default 80)")
+    parser.add_argument("--max-plies", type=int, default=400,
+                        help="a game still running after this many plies is a draw")
     return parser
 
 
