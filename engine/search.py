@@ -232,12 +232,13 @@ def _quiesce(
         best = -MATE + ply
         stand_pat = -INFINITE
     else:
-        # Lazy evaluation: far above beta, material alone already fails high.
+        # Lazy evaluation: far outside the window, material alone decides the stand pat.
         stand_pat = material_eval(stack, row)
         if stand_pat - LAZY_MARGIN_CP >= beta:
             return stand_pat
         # Stand pat: the side to move may decline every capture.
-        stand_pat = evaluate(board, stack, row, scratch)
+        if stand_pat + LAZY_MARGIN_CP > alpha:
+            stand_pat = evaluate(board, stack, row, scratch)
         if stand_pat >= beta:
             return stand_pat
         if stand_pat > alpha:
