@@ -74,7 +74,17 @@ class Engine:
         self._protocol = protocol
         self.name = str(protocol.id.get("name", "UCI engine"))
         self.pid = transport.get_pid()
-        self._waiter: asyncio.Future[chess.engine.BestMove] | None = None
+        # Waits on searches not yet answered; one whose bestmove never came (an engine that
+        # answered nonsense) stays here until the engine is closed.
+        self._waiters: set[asyncio.Future[chess.engine.BestMove]] = set()
+
+    def _wait_for(self, analysis: chess.engine.AnalysisResult) -> asyncio.Future[
+            chess.engine.BestMove]:
+        waiter = asyncio.ensure_future(analysis.wait())
+        self._waiters.add(waiter)
+        waiter.add_done_callback(self._waiters.discard)
+        waiter.add_done_callback(_collect)
+        return waiter
 
     @property
     def alive(self) -> bool:
@@ -96,9 +106,7 @@ class Engine:
                                 f"{type(exc).__name__}: {exc}") from exc
         # The wait runs as a task of its own, shielded: a cancelled or overrunning think sends
         # `stop` and leaves the protocol to collect the bestmove, never cancels its future.
-        waiter = asyncio.ensure_future(analysis.wait())
-        waiter.add_done_callback(_collect)
-        self._waiter = waiter
+        waiter = self._wait_for(analysis)
         timed_out = False
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation that
@@ -124,6 +132,22 @@ class Engine:
             raise EngineFailure(f"{self.name} (pid {self.pid}) answered {move} in {board.fen()}")
         return Thought(move, info, time.monotonic() - start, timed_out)
 
+    async def ponder(self, board: chess.Board, *, game: object) -> None:
+        """Search `board` (the position after the reply we expect) on the opponent's time,
+        until cancelled: the transposition table is warm for our next move. No `ponderhit`:
+        the next search starts afresh and finds the table filled."""
+        async with asyncio.timeout(START_TIMEOUT_S):
+            analysis = await self._protocol.analysis(board, None, game=game,
+                                                     info=chess.engine.INFO_NONE)
+        waiter = self._wait_for(analysis)
+        try:
+            await asyncio.shield(waiter)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            raise EngineFailure(f"{self.name} (pid {self.pid}) failed while pondering: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            analysis.stop()
+
     async def close(self) -> None:
         """`quit`, then kill if it does not go. Never raises."""
         if self.alive:
@@ -131,8 +155,8 @@ class Engine:
                 await asyncio.wait_for(self._protocol.quit(), QUIT_TIMEOUT_S)
         with contextlib.suppress(Exception):
             self._transport.close()
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.cancel()  # a search the process took with it
+        for waiter in list(self._waiters):
+            waiter.cancel()  # a search the process took with it
 
 
 async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S) -> Engine:

@@ -80,9 +80,10 @@ class Me:
 
 @dataclass(slots=True)
 class ThinkingLoad:
-    """How many games of this bot are searching right now (shared by all games)."""
+    """How busy the bot is (shared by all games): games in progress, games searching now."""
 
     thinking: int = 0
+    games: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +117,7 @@ class Metrics:
     rejected_moves: int = 0
     engine_restarts: int = 0
     resyncs: int = 0
+    ponders: int = 0  # searches started on the opponent's time
     chat_lines: list[tuple[str, str, str]] = field(default_factory=list)  # game, room, text
 
 
@@ -207,6 +209,8 @@ class Game:
         self._mover: asyncio.Task[None] | None = None
         self._mover_moves: tuple[str, ...] | None = None
         self._mover_thinking = False  # the mover may be cancelled only before it sends
+        self._ponder: asyncio.Task[None] | None = None
+        self._ponder_plies = -1  # the move count that pondering goes on through
         self._sent: tuple[int, float] | None = None  # (ply of our move, when it was sent)
         self._move_failed = False
         self._idle_since = time.monotonic()  # when the current turn began
@@ -251,6 +255,7 @@ class Game:
 
     async def run(self) -> GameOutcome:
         with game_context(self.id):
+            self.load.games += 1
             try:
                 self._engine = await self.engines.acquire()
                 async with asyncio.TaskGroup() as tg:
@@ -265,11 +270,13 @@ class Game:
                         await asyncio.wait({reader})
                     watchdog.cancel()
                     self._cancel_mover()
+                    self._stop_pondering()
             except EngineFailure as exc:
                 log.error("no engine for this game: %s", exc)
                 self.reason = f"gave up: {exc}"
                 await self._end_by_request(self.reason)
             finally:
+                self.load.games -= 1
                 if self._engine is not None:
                     await self.engines.release(self._engine)
                     self._engine = None
@@ -408,6 +415,8 @@ class Game:
         if len(moves) != len(self.moves):
             self._idle_since = time.monotonic()
             self._move_failed = False
+            if len(moves) != self._ponder_plies:
+                self._stop_pondering()
         self.board = board
         self.moves = moves
         return True
@@ -644,10 +653,37 @@ class Game:
         line = chat.kibitz_line(board, info) if info else ""
         self.move_log.write(describe(info, board, chosen.move, chosen.source)
                             + (" (draw offered)" if offered_draw else ""))
+        self._start_pondering(board, chosen)
         every = self.config.chat.kibitz_every
         if line and self._kibitz_on and every > 0 and self._our_moves % every == 0:
             for room in self.config.chat.kibitz_rooms:
                 self._spawn(self._send_chat(ChatMessage(room, line)), "kibitz")
+
+    def _start_pondering(self, board: chess.Board, chosen: SourcedMove) -> None:
+        """Think on the opponent's time about the reply the PV expects, when configured and
+        every game has a core to itself (pondering would slow the others' searches)."""
+        pv = chosen.info.get("pv")
+        if (not self.config.engine.ponder or self.load.games >= CORES or self._engine is None
+                or not isinstance(pv, list) or len(pv) < 2):
+            return
+        if len(self.moves) > len(board.move_stack) + 1:
+            return  # the opponent has replied already: a search for it may be running
+        expected = board.copy(stack=True)
+        for move in pv[:2]:
+            if not expected.is_legal(move):
+                return
+            expected.push(move)
+        if expected.is_game_over():
+            return
+        self._stop_pondering()
+        self.metrics.ponders += 1
+        self._ponder_plies = len(board.move_stack) + 1  # our move echoed: keep pondering
+        self._ponder = self._spawn(self._engine.ponder(expected, game=self.id), "ponder")
+
+    def _stop_pondering(self) -> None:
+        if self._ponder is not None and not self._ponder.done():
+            self._ponder.cancel()
+        self._ponder = None
 
     def _ply_of(self, board: chess.Board) -> int:
         """The 0-based index in the game's move list of the move played from `board`."""

@@ -4,6 +4,7 @@ resignation, draw and abort; every move legal; kibitz lines with a PV within 140
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import chess
@@ -14,11 +15,13 @@ from tests.bot.e2e_support import (
     BOT,
     STOCKFISH,
     assert_legal,
+    bot_games,
     engine_command,
     make_config,
     post_as,
     quiet_logs,
     running_bot,
+    strong_opponent,
 )
 
 # Castling is possible for both sides at once, so the castling notation gets exercised.
@@ -134,3 +137,24 @@ def castlings(record: GameRecord) -> int:
         count += board.is_castling(move)
         board.push(move)
     return count
+
+
+async def test_pondering_on_the_opponents_time(tmp_path: Path) -> None:
+    """engine.ponder: after each move the engine searches the expected reply until the
+    opponent moves; games still finish with every move legal and no search disturbed."""
+    quiet_logs()
+    config = make_config(tmp_path, "", concurrency=1)
+    config = dataclasses.replace(config, engine=dataclasses.replace(config.engine, ponder=True))
+    async with SandboxServer(keepalive_s=0.5) as server:
+        async with running_bot(server, config) as run:
+            await server.start_opponent("thinker", engine=strong_opponent(), movetime_s=0.2,
+                                        challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+            (game_id,) = await bot_games(server, 1, 20)
+            async with asyncio.timeout(30):
+                while len(server.game_record(game_id).moves) < 16:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+            server.end_game(game_id, "draw")
+        assert run.task.result() == 0
+    assert_legal(server.game_record(game_id))
+    assert run.metrics.rejected_moves == 0 and run.metrics.engine_restarts == 0
+    assert run.metrics.ponders >= 4
