@@ -76,14 +76,12 @@ def _near_king_table() -> npt.NDArray[np.bool_]:
 NEAR_KING = _near_king_table()
 MINOR_NPM = max(MG_VALUE[KNIGHT], MG_VALUE[BISHOP])
 
-# Attack weight on the enemy king zone, by piece type (index 0 and pawns/king unused).
-KING_ATTACK_WEIGHT = np.array([0, 0, 2, 2, 3, 5, 0], dtype=np.int64)
-# Mobility: (mg, eg) per target square beyond the piece's typical count.
-MOBILITY_MG = np.array([0, 0, 4, 5, 2, 1, 0], dtype=np.int64)
-MOBILITY_EG = np.array([0, 0, 4, 5, 4, 2, 0], dtype=np.int64)
-MOBILITY_BASE = np.array([0, 0, 4, 6, 6, 12, 0], dtype=np.int64)
-PASSED_MG = np.array([0, 5, 10, 15, 30, 55, 90, 0], dtype=np.int64)
-PASSED_EG = np.array([0, 10, 15, 25, 45, 75, 120, 0], dtype=np.int64)
+KING_ATTACK_WEIGHT = np.array(params.KING_ATTACK_WEIGHT, dtype=np.int64)
+MOBILITY_MG = np.array(params.MOBILITY_MG, dtype=np.int64)
+MOBILITY_EG = np.array(params.MOBILITY_EG, dtype=np.int64)
+MOBILITY_BASE = np.array(params.MOBILITY_BASE, dtype=np.int64)
+PASSED_MG = np.array(params.PASSED_MG, dtype=np.int64)
+PASSED_EG = np.array(params.PASSED_EG, dtype=np.int64)
 
 
 @njit

@@ -18,11 +18,15 @@ MAX_DEPTH = 100
 ASPIRATION_MIN_DEPTH = 5  # shallower iterations use a full window
 ASPIRATION_WINDOW_CP = 25  # initial half-width around the previous score
 ASPIRATION_GROWTH = 2  # the window widens by this factor after each fail
+ASPIRATION_MAX_DELTA_CP = 1000  # beyond this the window opens fully
+SINGLE_MOVE_DEPTH = 6  # with one legal move and a clock, stop after this depth
 
 # --- pruning and reductions ------------------------------------------------------------------
 NULL_MOVE_MIN_DEPTH = 3
 NULL_MOVE_BASE_REDUCTION = 3  # R = base + depth // divisor
 NULL_MOVE_DEPTH_DIVISOR = 4
+NULL_MOVE_EVAL_DIVISOR_CP = 200  # one more ply of reduction per this much eval above beta ...
+NULL_MOVE_EVAL_MAX_EXTRA = 3  # ... up to this many plies
 LMR_MIN_DEPTH = 3
 LMR_FULL_DEPTH_MOVES = 3  # the first moves of a node are searched at full depth
 LMR_BASE = 0.75  # reduction = base + ln(depth) * ln(move number) / divisor
@@ -59,9 +63,18 @@ SHIELD_MISSING = 12  # no own pawn on a shield file
 KING_ATTACK_SCALE = 1  # penalty = weight^2 * scale / 16, with a queen and two attackers
 KING_ATTACK_MAX = 400
 DRAWISH_DIVISOR = 4  # no pawns and at most a minor piece ahead: the score shrinks
+# By piece type (none, pawn, knight, bishop, rook, queen, king):
+KING_ATTACK_WEIGHT = (0, 0, 2, 2, 3, 5, 0)  # per attacked square next to the enemy king
+MOBILITY_MG = (0, 0, 4, 5, 2, 1, 0)  # per target square beyond MOBILITY_BASE
+MOBILITY_EG = (0, 0, 4, 5, 4, 2, 0)
+MOBILITY_BASE = (0, 0, 4, 6, 6, 12, 0)  # a typical number of target squares
+# By relative rank of a passed pawn (0 = own first rank):
+PASSED_MG = (0, 5, 10, 15, 30, 55, 90, 0)
+PASSED_EG = (0, 10, 15, 25, 45, 75, 120, 0)
 
 # --- move ordering ---------------------------------------------------------------------------
 HISTORY_MAX = 16384  # history scores are kept within +-HISTORY_MAX
+HISTORY_BONUS_MAX = 400  # a cutoff adds depth^2 to the move's history, at most this
 SCORE_HASH_MOVE = 1 << 30
 SCORE_GOOD_CAPTURE = 1 << 28
 SCORE_KILLER_1 = 1 << 27
@@ -84,5 +97,6 @@ MIN_THINK_MS = 1
 CLOCK_SAFETY_MS = 15  # kept back on every move beyond the move overhead
 STABILITY_SCALE_MIN = 0.9  # soft limit factor when the best move never changes
 INSTABILITY_WEIGHT = 0.8  # added to the factor per (decayed) best-move change
+INSTABILITY_DECAY = 0.5  # each iteration keeps this share of the earlier changes' weight
 INSTABILITY_SCALE_MAX = 2.0  # soft limit factor when the best move keeps changing
 NEXT_ITERATION_SHARE = 0.6  # the next iteration takes about as long as all before it

@@ -51,12 +51,14 @@ from engine.movepick import (
 )
 from engine.params import (
     ASPIRATION_GROWTH,
+    ASPIRATION_MAX_DELTA_CP,
     ASPIRATION_MIN_DEPTH,
     ASPIRATION_WINDOW_CP,
     DELTA_MARGIN_CP,
     DRAW_SCORE,
     FUTILITY_MARGIN_CP,
     FUTILITY_MAX_DEPTH,
+    HISTORY_BONUS_MAX,
     IIR_MIN_DEPTH,
     INFINITE,
     LATE_MOVE_PRUNING_BASE,
@@ -73,12 +75,15 @@ from engine.params import (
     MAX_PLY,
     NULL_MOVE_BASE_REDUCTION,
     NULL_MOVE_DEPTH_DIVISOR,
+    NULL_MOVE_EVAL_DIVISOR_CP,
+    NULL_MOVE_EVAL_MAX_EXTRA,
     NULL_MOVE_MIN_DEPTH,
     RAZOR_MARGIN_CP,
     RAZOR_MAX_DEPTH,
     REVERSE_FUTILITY_MARGIN_CP,
     REVERSE_FUTILITY_MAX_DEPTH,
     SEE_PRUNING_MAX_DEPTH,
+    SINGLE_MOVE_DEPTH,
     STOP_CHECK_NODES,
 )
 from engine.timeman import GoLimits, IterationClock, TimeBudget
@@ -427,7 +432,9 @@ def _negamax(
             and abs(beta) < MATE_BOUND
         ):
             reduction = NULL_MOVE_BASE_REDUCTION + depth // NULL_MOVE_DEPTH_DIVISOR
-            reduction += min((static_eval - beta) // 200, 3)
+            reduction += min(
+                (static_eval - beta) // NULL_MOVE_EVAL_DIVISOR_CP, NULL_MOVE_EVAL_MAX_EXTRA
+            )
             make_null(board, stack, keys, meta)
             score = -_negamax(
                 board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
@@ -570,7 +577,7 @@ def _negamax(
                         if move != killer1:
                             killers[ply, 1] = killer1
                             killers[ply, 0] = move
-                        bonus = min(depth * depth, 400)
+                        bonus = min(depth * depth, HISTORY_BONUS_MAX)
                         update_history(history, side, move, bonus)
                         for j in range(i):
                             other = node_moves[j]
@@ -829,7 +836,7 @@ class Searcher:
                     score = value
                     break
                 delta *= ASPIRATION_GROWTH
-                if delta > 1000:
+                if delta > ASPIRATION_MAX_DELTA_CP:
                     alpha, beta = -INFINITE, INFINITE
                 if bound == "lowerbound" and t.info[I_ROOT_UPDATED]:
                     best_moves, best_texts = self._pv_text(position)
@@ -852,7 +859,7 @@ class Searcher:
                 break
             if abs(score) >= MATE_BOUND and depth >= MATE - abs(score) + 2:
                 break  # a forced mate found with plies to spare; deeper search adds nothing
-            if len(legal) == 1 and budget.limited and depth >= 6:
+            if len(legal) == 1 and budget.limited and depth >= SINGLE_MOVE_DEPTH:
                 break  # the only move: no reason to spend the clock
             origin = clock_started() if clock_started is not None else started_s
             if origin is not None and not iteration_clock.may_start_iteration(

@@ -82,7 +82,7 @@ class IterationClock:
     """Decides between iterations whether another one should start.
 
     Best-move instability is a decaying count of best-move changes: each change adds one and every
-    iteration halves the old total, so recent changes weigh most.
+    iteration keeps only ``INSTABILITY_DECAY`` of the old total, so recent changes weigh most.
     """
 
     def __init__(self, budget: TimeBudget) -> None:
@@ -91,7 +91,7 @@ class IterationClock:
         self._last_best: int | None = None
 
     def record_iteration(self, best_move: int) -> None:
-        self.instability *= 0.5
+        self.instability *= params.INSTABILITY_DECAY
         if self._last_best is not None and best_move != self._last_best:
             self.instability += 1.0
         self._last_best = best_move
