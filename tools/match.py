@@ -295,9 +295,10 @@ def play_game(
             white_inc=config.increment_s,
             black_inc=config.increment_s,
         )
-        started = time.monotonic()
         try:
-            played = seat.get().play(board, limit, info=chess.engine.INFO_SCORE, game=game_key)
+            engine = seat.get()  # (re)starting an engine is not charged to its clock
+            started = time.monotonic()
+            played = engine.play(board, limit, info=chess.engine.INFO_SCORE, game=game_key)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
             seat.discard()
             result = "0-1" if mover == chess.WHITE else "1-0"
