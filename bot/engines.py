@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_S: Final = 60.0  # process start + uci/uciok + options
 WARM_UP_TIMEOUT_S: Final = 900.0  # the first start may compile the whole numba cache
 WARM_UP_LIMIT: Final = chess.engine.Limit(depth=4, time=5.0)  # a search that touches every path
+# Every new process searches once before it plays: an engine that loads compiled code
+# lazily (numba) would otherwise spend its first move's time loading it.
+PRIMING_LIMIT: Final = chess.engine.Limit(depth=2, time=1.0)
 STOP_GRACE_S: Final = 1.0  # after `stop`, wait this long for bestmove before calling it hung
 QUIT_TIMEOUT_S: Final = 2.0  # after `quit`, wait this long before killing the process
 SPARE_RETRY_S: Final = 5.0  # wait before retrying a spare engine that failed to start
@@ -159,8 +162,10 @@ class Engine:
             waiter.cancel()  # a search the process took with it
 
 
-async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S) -> Engine:
-    """Start one engine and send it the configured options it knows."""
+async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
+                       prime: bool = False) -> Engine:
+    """Start one engine and send it the configured options it knows; `prime`: and let it
+    search once, so its first real move is not slowed by loading code."""
     try:
         transport, protocol = await asyncio.wait_for(
             chess.engine.popen_uci(list(spec.command)), timeout_s
@@ -178,6 +183,13 @@ async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S) 
             await asyncio.wait_for(protocol.configure({name: value}), timeout_s)
         except (chess.engine.EngineError, TimeoutError) as exc:
             log.warning("engine %s refused option %s=%r: %s", engine.name, name, value, exc)
+    if prime:
+        try:
+            await engine.think(chess.Board(), PRIMING_LIMIT, hard_limit_s=timeout_s,
+                               game=object())
+        except BaseException:
+            await engine.close()
+            raise
     return engine
 
 
@@ -220,7 +232,7 @@ class EnginePool:
         if engine is not None:
             self._live.discard(engine)
             await engine.close()
-        engine = await start_engine(self.spec)
+        engine = await start_engine(self.spec, prime=True)
         self._live.add(engine)
         return engine
 
@@ -245,7 +257,7 @@ class EnginePool:
             if self._spare is not None and self._spare.alive:
                 continue
             try:
-                engine = await start_engine(self.spec)
+                engine = await start_engine(self.spec, prime=True)
             except EngineFailure as exc:
                 log.error("spare engine: %s; retrying in %.0f s", exc, SPARE_RETRY_S)
                 await asyncio.sleep(SPARE_RETRY_S)

@@ -574,7 +574,9 @@ class Game:
                                                    hard_limit_s=plan.hard_limit_s, game=self.id,
                                                    root_moves=root_moves)
             except EngineFailure as exc:
-                log.error("engine failure (attempt %d of %d): %s", attempt, ENGINE_ATTEMPTS, exc)
+                log.error("engine failure (attempt %d of %d): %s; position: %s moves %s",
+                          attempt, ENGINE_ATTEMPTS, exc, self.context.initial_fen,
+                          " ".join(moves) or "-")
                 await self._replace_engine(str(exc))
                 continue
             finally:

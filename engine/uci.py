@@ -399,18 +399,19 @@ class UciEngine:
             self._cancel_timer()
             if result.best_move is None:
                 self.send("info string no legal move")
-                self.send("bestmove 0000")
+                answer = "bestmove 0000"
             elif result.ponder_move is not None:
-                self.send(f"bestmove {result.best_move} ponder {result.ponder_move}")
+                answer = f"bestmove {result.best_move} ponder {result.ponder_move}"
             else:
-                self.send(f"bestmove {result.best_move}")
+                answer = f"bestmove {result.best_move}"
         except Exception as error:  # never leave the GUI without a bestmove
             self._cancel_timer()
             self.error(f"search failed: {type(error).__name__}: {error}")
             legal = position.legal_moves()
-            self.send(f"bestmove {position.move_to_uci(legal[0]) if legal else '0000'}")
-        finally:
-            self._answered.set()
+            answer = f"bestmove {position.move_to_uci(legal[0]) if legal else '0000'}"
+        # Answered before the line goes out: a GUI may send the next position at once.
+        self._answered.set()
+        self.send(answer)
 
     def _cancel_timer(self) -> None:
         """Disarm the hard-limit timer before answering, so it cannot stop the next search."""
