@@ -111,7 +111,7 @@ async def test_engine_crash_and_hang_mid_game_restart_the_engine(tmp_path: Path)
                     while run.metrics.engine_restarts == 0:  # noqa: ASYNC110
                         await asyncio.sleep(0.05)
                     record = server.game_record(game_id)
-                    while not record.finished and len(record.moves) < 20:
+                    while not record.finished and len(record.moves) < 14:
                         await asyncio.sleep(0.05)
                         record = server.game_record(game_id)
                 server.end_game(game_id, "draw")
