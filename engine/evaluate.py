@@ -227,6 +227,12 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
             if passed:
                 mg += sign * PASSED_MG[relative]
                 eg += sign * PASSED_EG[relative]
+                # In the end game the kings race for the square in front of a passed pawn.
+                if relative >= params.PASSED_KING_MIN_RANK:
+                    stop = 21 + file + 10 * (rank + (1 if colour == WHITE else -1))
+                    near = (_distance(king_sq[enemy], stop) * params.PASSED_ENEMY_KING_EG
+                            - _distance(king_sq[colour], stop) * params.PASSED_OWN_KING_EG)
+                    eg += sign * near * (relative - params.PASSED_KING_MIN_RANK + 1)
 
     for colour in range(2):
         sign = 1 if colour == WHITE else -1
@@ -249,6 +255,14 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
     else:
         score -= params.TEMPO
     return score
+
+
+@njit
+def _distance(a: int, b: int) -> int:
+    """King moves between two mailbox squares (Chebyshev distance)."""
+    files = abs((a - 21) % 10 - (b - 21) % 10)
+    ranks = abs((a - 21) // 10 - (b - 21) // 10)
+    return max(files, ranks)
 
 
 @njit

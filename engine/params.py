@@ -71,6 +71,11 @@ MOBILITY_BASE = (0, 0, 4, 6, 6, 12, 0)  # a typical number of target squares
 # By relative rank of a passed pawn (0 = own first rank):
 PASSED_MG = (0, 5, 10, 15, 30, 55, 90, 0)
 PASSED_EG = (0, 10, 15, 25, 45, 75, 120, 0)
+# End game: per king step from the square in front of a passed pawn (enemy king far is good,
+# own king near is good), times (relative rank - PASSED_KING_MIN_RANK + 1).
+PASSED_KING_MIN_RANK = 3
+PASSED_ENEMY_KING_EG = 5
+PASSED_OWN_KING_EG = 2
 
 # --- move ordering ---------------------------------------------------------------------------
 HISTORY_MAX = 16384  # history scores are kept within +-HISTORY_MAX
