@@ -118,7 +118,8 @@ def test_stop_ends_an_infinite_search_quickly(engine: UciProcess) -> None:
     started = time.monotonic()
     engine.send("stop")
     lines = engine.expect("bestmove", timeout_s=5.0)
-    assert time.monotonic() - started < 1.0
+    # an infinite search only ends by the stop; the bound is loose for a busy machine
+    assert time.monotonic() - started < 3.0
     assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves
 
 
@@ -139,8 +140,9 @@ def test_ponder_then_ponderhit_plays_on_the_clock(engine: UciProcess) -> None:
         engine.expect("bestmove", timeout_s=1.0)
     started = time.monotonic()
     engine.send("ponderhit")
-    engine.expect("bestmove", timeout_s=5.0)
-    assert time.monotonic() - started < 1.5
+    engine.expect("bestmove", timeout_s=10.0)
+    # pondering never ends by itself: the answer comes from the clock started at ponderhit
+    assert time.monotonic() - started < 5.0
 
 
 def test_quit_during_a_search_exits_cleanly() -> None:
