@@ -5,7 +5,8 @@ A game runs as three kinds of task in its own TaskGroup:
 - a mover thinks and sends our move when it is our turn (cancelled if the position changes,
   e.g. by a takeback, while it thinks), so the stream is read all the while;
 - the watchdog aborts a game the opponent never started, claims victory when the opponent is
-  gone, and resyncs a game that looks stuck.
+  gone, and resyncs a game that looks stuck;
+- with engine.ponder, a search of the reply the PV expects runs on the opponent's time.
 Nothing here may hang a game: an engine failure restarts the engine, a rejected move or an
 unreadable server state reopens the stream, and when that does not help the game is aborted
 or resigned, with the reason logged.

@@ -82,3 +82,22 @@ def test_latency_meter_keeps_the_worst_recent_sample() -> None:
     assert meter.estimate_s == 0.1
     meter.add(-1.0)
     assert meter.estimate_s == 0.1
+
+
+def test_lag_per_move_is_kept_back_for_the_moves_to_come() -> None:
+    no_lag = plan(our_increment_s=0.0)
+    lagging = plan(our_increment_s=0.0, lag_s=0.2)
+    assert no_lag.limit.white_clock is not None and lagging.limit.white_clock is not None
+    assert no_lag.limit.white_clock - lagging.limit.white_clock == pytest.approx(0.2 * 25)
+    # An increment that pays for the lag keeps nothing back.
+    assert plan(our_increment_s=1.0, lag_s=0.2).limit.white_clock == plan().limit.white_clock
+    # Never more than half the clock.
+    short = plan(our_clock_s=4.0, our_increment_s=0.0, lag_s=1.0)
+    assert short.limit.white_clock is not None and short.limit.white_clock >= 1.5
+
+
+def test_time_trouble_adds_a_movetime_cap() -> None:
+    trouble = plan(our_clock_s=3.0, our_increment_s=0.0, thinking_games=4)
+    assert trouble.limit.time is not None and trouble.limit.time < 0.1
+    assert trouble.hard_limit_s < 1.0
+    assert plan(our_clock_s=60.0).limit.time is None
