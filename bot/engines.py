@@ -31,6 +31,9 @@ WARM_UP_LIMIT: Final = chess.engine.Limit(depth=4, time=5.0)  # a search that to
 PRIMING_LIMIT: Final = chess.engine.Limit(depth=2, time=1.0)
 STOP_GRACE_S: Final = 1.0  # after `stop`, wait this long for bestmove before calling it hung
 QUIT_TIMEOUT_S: Final = 2.0  # after `quit`, wait this long before killing the process
+# What a search's info lines are parsed for: depth, nodes, nps, time, score, PV (the kibitz
+# line and the conduct rules); current-move and refutation lines are not worth the work.
+SEARCH_INFO: Final = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE | chess.engine.INFO_PV
 SPARE_RETRY_S: Final = 5.0  # wait before retrying a spare engine that failed to start
 
 
@@ -103,7 +106,7 @@ class Engine:
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
                 analysis = await self._protocol.analysis(
-                    board, limit, game=game, info=chess.engine.INFO_ALL, root_moves=root_moves)
+                    board, limit, game=game, info=SEARCH_INFO, root_moves=root_moves)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
             raise EngineFailure(f"{self.name} (pid {self.pid}) did not start a search: "
                                 f"{type(exc).__name__}: {exc}") from exc

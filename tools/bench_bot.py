@@ -129,6 +129,9 @@ def report(metrics: Metrics, elapsed_s: float, args: argparse.Namespace) -> None
     print(f"bot overhead per move: median {statistics.median(overheads_ms):.2f} ms, "
           f"p90 {percentile(overheads_ms, 0.9):.2f} ms, "
           f"p99 {percentile(overheads_ms, 0.99):.2f} ms, worst {max(overheads_ms):.2f} ms")
+    worst = sorted(engine_moves, key=lambda m: m.overhead_s, reverse=True)[:5]
+    print("worst moves (game, ply, ms): " + ", ".join(
+        f"{m.game_id} {m.ply} {m.overhead_s * 1000:.1f}" for m in worst))
     print(f"rejected moves: {metrics.rejected_moves}, engine restarts: "
           f"{metrics.engine_restarts}, resyncs: {metrics.resyncs}")
 
