@@ -35,6 +35,7 @@ FAST_TIMINGS = ClientTimings(
 
 
 BUILTIN = [sys.executable, "-m", "engine"]
+FAKE_ENGINE = str(Path(__file__).with_name("fake_engine.py"))  # misbehaves on request
 HAVE_STOCKFISH = Path(STOCKFISH).exists()
 
 

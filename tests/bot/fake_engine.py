@@ -1,7 +1,7 @@
 """A misbehaving UCI engine for fault tests: plays a random legal move, but on its Nth `go`
 it crashes, hangs (never answers), or answers an illegal move.
 
-    python -m tests.bot.fake_engine crash|hang|illegal|none N
+    python tests/bot/fake_engine.py crash|hang|illegal|none N
 """
 
 from __future__ import annotations

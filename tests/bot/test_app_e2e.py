@@ -21,6 +21,7 @@ from bot.sandbox.opponent import ChallengeSpec
 from bot.sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    FAKE_ENGINE,
     FAST_TIMINGS,
     assert_legal,
     bot_games,
@@ -97,7 +98,7 @@ async def test_challenges_are_declined_with_reasons_and_queued_in_order(tmp_path
 async def test_engine_crash_and_hang_mid_game_restart_the_engine(tmp_path: Path) -> None:
     quiet_logs()
     for mode in ("crash", "hang"):
-        spec = EngineSpec((sys.executable, "-m", "tests.bot.fake_engine", mode, "4"))
+        spec = EngineSpec((sys.executable, FAKE_ENGINE, mode, "4"))
         config = make_config(tmp_path)
         config = dataclasses.replace(config, engine=dataclasses.replace(
             config.engine, command=spec.command, spare=True, max_move_s=0.05))

@@ -10,13 +10,13 @@ import chess.engine
 import pytest
 
 from bot.engines import EngineFailure, EnginePool, EngineSpec, start_engine
-from tests.bot.e2e_support import engine_command
+from tests.bot.e2e_support import FAKE_ENGINE, engine_command
 
 FAST = chess.engine.Limit(time=0.05)
 
 
 def fake(mode: str, nth: int) -> EngineSpec:
-    return EngineSpec((sys.executable, "-m", "tests.bot.fake_engine", mode, str(nth)),
+    return EngineSpec((sys.executable, FAKE_ENGINE, mode, str(nth)),
                       {"Hash": 8})
 
 
