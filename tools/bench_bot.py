@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=24, help="games to play (default 24)")
     parser.add_argument("--concurrency", type=int, default=4, help="games at once (default 4)")
-    parser.add_argument("--engine", default="stockfish",
-                        help="builtin, stockfish, or an engine command (default stockfish)")
+    parser.add_argument("--engine", default="builtin",
+                        help="builtin, stockfish, or an engine command (default builtin)")
     parser.add_argument("--max-move-s", type=float, default=0.05,
                         help="engine time per move (default 0.05)")
     parser.add_argument("--base", type=int, default=60, help="clock base in s (default 60)")
