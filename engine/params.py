@@ -93,7 +93,6 @@ STOP_CHECK_NODES = 1023  # the stop flag and node limit are read every 1024 node
 # --- time management (milliseconds) ----------------------------------------------------------
 DEFAULT_MOVE_OVERHEAD_MS = 30
 MOVES_TO_GO_DEFAULT = 30  # the horizon assumed in sudden-death time controls
-INCREMENT_SHARE = 0.75  # the part of each increment spent on the current move
 SOFT_SHARE = 1.0  # soft limit = SOFT_SHARE * the average per-move time
 HARD_MULTIPLIER = 4.0  # hard limit = soft limit * HARD_MULTIPLIER ...
 HARD_MAX_SHARE = 0.3  # ... but never more than this share of the remaining clock

@@ -62,12 +62,22 @@ def plan(limits: GoLimits, white_to_move: bool, move_overhead_ms: int) -> TimeBu
     time_left_ms = limits.wtime_ms if white_to_move else limits.btime_ms
     if time_left_ms is None:
         return UNLIMITED
-    increment_ms = limits.winc_ms if white_to_move else limits.binc_ms
-    reserve_ms = move_overhead_ms + params.CLOCK_SAFETY_MS
-    available_ms = max(float(params.MIN_THINK_MS), time_left_ms - reserve_ms)
+    increment_ms = max(0, limits.winc_ms if white_to_move else limits.binc_ms)
     moves_to_go = limits.movestogo if limits.movestogo else params.MOVES_TO_GO_DEFAULT
     moves_to_go = max(1, min(moves_to_go, params.MOVES_TO_GO_DEFAULT * 2))
-    per_move_ms = available_ms / moves_to_go + max(0, increment_ms) * params.INCREMENT_SHARE
+    # Every move still to play costs the overhead on top of its thinking (lag, the GUI's and
+    # the engine's own fixed time per move), so it is kept back for all of them, not just this
+    # one: with a short clock and many moves to go the engine plays fast from the start.
+    pool_ms = (
+        time_left_ms
+        + increment_ms * (moves_to_go - 1)
+        - move_overhead_ms * (moves_to_go + 2)
+        - params.CLOCK_SAFETY_MS
+    )
+    per_move_ms = max(float(params.MIN_THINK_MS), pool_ms / moves_to_go)
+    # This move may never use more than a share of what the clock really holds.
+    reserve_ms = move_overhead_ms + params.CLOCK_SAFETY_MS
+    available_ms = max(float(params.MIN_THINK_MS), time_left_ms - reserve_ms)
     if moves_to_go == 1:
         hard_cap_ms = available_ms * params.HARD_MAX_SHARE_LAST_MOVE
     else:
