@@ -46,28 +46,44 @@ class Verdict:
 
 
 class Conduct:
-    """The draw and resign rules of one game, fed one :class:`Verdict` per move we play."""
+    """The draw and resign rules of one game, fed one :class:`Verdict` per move we play.
+
+    Each verdict is kept with the ply of its move, so a takeback can drop the verdicts of
+    the moves it undid.
+    """
 
     def __init__(self, draw: DrawConfig, resign: ResignConfig) -> None:
         self.draw = draw
         self.resign = resign
-        self._recent: deque[Verdict] = deque(maxlen=max(draw.moves, resign.moves))
+        # (ply of our move, its verdict), oldest first
+        self._recent: deque[tuple[int, Verdict]] = deque(maxlen=max(draw.moves, resign.moves))
 
     def record(self, score: chess.engine.Score | int | None, *,
-               tablebase_wdl: int | None = None) -> None:
-        """Record the evaluation behind the move we just played (from our side)."""
+               tablebase_wdl: int | None = None, ply: int | None = None) -> None:
+        """Record the evaluation behind the move we play at ``ply`` (0-based; None: our move
+        after the last one recorded), from our side. A verdict already kept for that ply or a
+        later one (a move the server refused, then chosen again) is replaced."""
         if isinstance(score, chess.engine.Score):
             score = score_cp(score)
-        self._recent.append(Verdict(score, tablebase_wdl))
+        if ply is None:
+            ply = self._recent[-1][0] + 2 if self._recent else 0
+        self.take_back(ply)
+        self._recent.append((ply, Verdict(score, tablebase_wdl)))
+
+    def take_back(self, plies: int) -> None:
+        """The game is back to its first ``plies`` moves: forget the verdicts of our moves
+        that were undone."""
+        while self._recent and self._recent[-1][0] >= plies:
+            self._recent.pop()
 
     @property
     def last(self) -> Verdict | None:
-        return self._recent[-1] if self._recent else None
+        return self._recent[-1][1] if self._recent else None
 
     def _last_n(self, n: int) -> list[Verdict] | None:
         if len(self._recent) < n:
             return None
-        return list(self._recent)[-n:]
+        return [verdict for _, verdict in list(self._recent)[-n:]]
 
     def _drawish(self, fullmove: int) -> bool:
         last = self.last

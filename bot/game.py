@@ -138,6 +138,16 @@ def replay(board: chess.Board, moves: tuple[str, ...]) -> chess.Board:
     return board
 
 
+def common_prefix(moves: tuple[str, ...], other: tuple[str, ...]) -> int:
+    """How many moves two move lists share from the start."""
+    shared = 0
+    for ours, theirs in zip(moves, other, strict=False):
+        if ours != theirs:
+            break
+        shared += 1
+    return shared
+
+
 def wire_uci(board: chess.Board, move: chess.Move, variant: str) -> str:
     """The move as we send it: king-to-rook castling for chess960, e1g1 otherwise."""
     if variant != "chess960" and board.is_castling(move):
@@ -346,6 +356,7 @@ class Game:
         except ValueError as exc:
             self._give_up(f"cannot set up the initial position {full.initial_fen!r}: {exc}")
             return
+        self.conduct.take_back(common_prefix(full.state.moves, self.moves))  # while away
         self.moves = ()
         self._mover_moves = None  # a fresh full state: think again if it is our turn
         if not self._greeted:
@@ -413,6 +424,8 @@ class Game:
             log.error("the server's moves do not replay (%s): %s", " ".join(moves[-4:]), exc)
             self._request_resync("illegal move in the server state")
             return False
+        if moves[: len(self.moves)] != self.moves:  # a takeback: its moves' scores go too
+            self.conduct.take_back(common_prefix(moves, self.moves))
         if len(moves) != len(self.moves):
             self._idle_since = time.monotonic()
             self._move_failed = False
@@ -608,7 +621,7 @@ class Game:
             return
         finally:
             self._mover_thinking = False
-        self._record_verdict(chosen)
+        self._record_verdict(chosen, len(moves))
         ours, theirs = self._clocks()
         increment_s = self.state.winc_s if self.state is not None else 0.0
         if self.conduct.should_resign(abortable=len(moves) < 2, our_clock_s=ours,
@@ -638,13 +651,13 @@ class Game:
         self._our_moves += 1
         self._after_move(board, chosen, offer)
 
-    def _record_verdict(self, chosen: SourcedMove) -> None:
+    def _record_verdict(self, chosen: SourcedMove, ply: int) -> None:
         score = chosen.info.get("score")
         if isinstance(score, chess.engine.PovScore) and self.context is not None:
             self.conduct.record(score.pov(self.context.color),
-                                tablebase_wdl=chosen.tablebase_wdl)
+                                tablebase_wdl=chosen.tablebase_wdl, ply=ply)
         else:
-            self.conduct.record(None, tablebase_wdl=chosen.tablebase_wdl)
+            self.conduct.record(None, tablebase_wdl=chosen.tablebase_wdl, ply=ply)
 
     def _after_move(self, board: chess.Board, chosen: SourcedMove, offered_draw: bool) -> None:
         info = dict(chosen.info)

@@ -129,3 +129,31 @@ def test_no_takebacks_by_default_and_a_damaged_ledger_is_replaced(tmp_path: Path
     assert ledger.granted("game0001") == 0 and ledger.request("game0001")
     (tmp_path / "takebacks.json").write_text('["x"]')
     assert TakebackLedger(tmp_path, max_per_game=1).granted("game0001") == 0
+
+
+def test_a_takeback_drops_the_scores_of_the_undone_moves() -> None:
+    conduct = Conduct(DRAW, RESIGN)
+    conduct.record(-900, ply=40)
+    conduct.record(-950, ply=42)
+    assert conduct.should_resign(abortable=False, **CLOCKS)
+    conduct.take_back(42)  # our move at ply 42 was taken back
+    assert not conduct.should_resign(abortable=False, **CLOCKS)
+    conduct.record(-30, ply=42)  # the move played instead
+    assert not conduct.should_resign(abortable=False, **CLOCKS)
+    conduct.take_back(43)  # only the opponent's reply to ours: our verdicts stay
+    conduct.record(-870, ply=44)
+    assert not conduct.should_resign(abortable=False, **CLOCKS)
+    for ply, score in ((44, 0), (46, 10), (48, -5)):
+        conduct.record(score, ply=ply)
+    assert conduct.should_offer_draw(40)
+    conduct.take_back(40)  # all the way back: nothing of ours is left
+    assert conduct.last is None and not conduct.should_offer_draw(40)
+
+
+def test_a_move_chosen_again_replaces_its_verdict() -> None:
+    conduct = Conduct(DRAW, RESIGN)
+    conduct.record(-900, ply=10)
+    conduct.record(-900, ply=12)  # the server refused this move ...
+    conduct.record(0, ply=12)  # ... and another was chosen at the same ply
+    assert not conduct.should_resign(abortable=False, **CLOCKS)
+    assert conduct.last is not None and conduct.last.score_cp == 0
