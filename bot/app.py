@@ -123,7 +123,8 @@ class Bot:
         self.matchmaker = Matchmaker(config, client, me.id, self.book, is_idle=self._idle,
                                      blocked=lambda: self.block_lists.names)
         self.desk = CorrespondenceDesk(config.correspondence, client, self._visit,
-                                       self.stop_requested)
+                                       self.stop_requested,
+                                       finished_unwatched=hooks.finished_unwatched)
 
     # --- the whole life -------------------------------------------------------------------
 
@@ -224,6 +225,8 @@ class Bot:
         game = self.games.get(info.game_id)
         if game is not None:
             game.server_finished(info)
+        elif self.desk.is_correspondence(info):
+            self.desk.on_game_finish(info)  # it may have ended between visits
         self._slot_freed.set()
 
     async def _game_boundary(self, game: Game) -> None:

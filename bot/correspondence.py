@@ -5,7 +5,9 @@ from `GET /api/account/playing` (every `checkin_interval_s`, and whenever the ev
 mentions a correspondence game), then visits those games one at a time, the one closest to
 its deadline first. A visit is a `Game` in visit mode: it opens the game stream, thinks for
 `think_s`, sends the move and leaves once the move is echoed (or at once when it is not our
-turn). After a restart the desk simply checks in again: nothing is lost.
+turn). After a restart the desk simply checks in again: nothing is lost. A game that ends
+between visits (the opponent resigns, say) is recorded on its gameFinish, once the visit
+under way is over, unless a visit saw it end.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -27,10 +30,14 @@ log = logging.getLogger(__name__)
 PLAYING_NB: Final = 50  # the most `GET /api/account/playing` returns
 MIN_CHECKIN_GAP_S: Final = 2.0  # event-driven check-ins are spaced at least this much
 VISIT_MARGIN_S: Final = 60.0  # a visit gets think_s plus this before it is cut off
+RECORD_TIMEOUT_S: Final = 60.0  # recording a game that ended between visits (export + file)
+ONGOING: Final = ("created", "started")
 
 
 class Visit(Protocol):
     """A game in visit mode (`bot.game.Game` with `think_s`)."""
+
+    status: str  # after the visit: "started" unless the game ended while we watched
 
     async def run(self) -> object: ...
 
@@ -67,11 +74,16 @@ class CorrespondenceDesk:
     """Visits correspondence games when it is our turn; one per bot."""
 
     def __init__(self, config: CorrespondenceConfig, client: Lichess,
-                 make_visit: Callable[[str, float], Visit], stop: asyncio.Event) -> None:
+                 make_visit: Callable[[str, float], Visit], stop: asyncio.Event, *,
+                 finished_unwatched: Callable[[GameInfo], Awaitable[object]] | None = None
+                 ) -> None:
         self.config = config
         self.client = client
         self.make_visit = make_visit
         self.stop = stop
+        self.finished_unwatched = finished_unwatched  # records a game that ended unwatched
+        self._finished: deque[GameInfo] = deque()  # gameFinish events not yet handled
+        self._seen_end: set[str] = set()  # games whose end a visit saw (and recorded)
         self.visits: list[str] = []  # game ids visited, in order (for the log and tests)
         self._wake = asyncio.Event()
         self._last_checkin = 0.0
@@ -84,6 +96,12 @@ class CorrespondenceDesk:
         """A gameStart for a correspondence game: the opponent may have moved."""
         log.info("correspondence game %s against %s: checking in", info.game_id,
                  info.opponent_name)
+        self._wake.set()
+
+    def on_game_finish(self, info: GameInfo) -> None:
+        """A gameFinish for a correspondence game: recorded after the visit under way."""
+        log.info("correspondence game %s is over (%s)", info.game_id, info.status)
+        self._finished.append(info)
         self._wake.set()
 
     async def check_in(self) -> list[Waiting]:
@@ -107,6 +125,7 @@ class CorrespondenceDesk:
                 if self.stop.is_set():
                     return
                 await self.visit(waiting)
+            await self.record_finished()
             if self.stop.is_set():
                 return
             with contextlib.suppress(TimeoutError):
@@ -129,3 +148,19 @@ class CorrespondenceDesk:
         except* Exception as group:
             log.error("correspondence visit to %s failed: %r", waiting.game_id,
                       group.exceptions[0], exc_info=group.exceptions[0])
+        if visit.status not in ONGOING:
+            self._seen_end.add(waiting.game_id)
+
+    async def record_finished(self) -> None:
+        """Record the games whose gameFinish came and whose end no visit saw (each once)."""
+        while self._finished:
+            info = self._finished.popleft()
+            if info.game_id in self._seen_end or self.finished_unwatched is None:
+                continue
+            self._seen_end.add(info.game_id)
+            try:
+                async with asyncio.timeout(RECORD_TIMEOUT_S):
+                    await self.finished_unwatched(info)
+            except Exception as exc:  # the record is lost, the bot goes on
+                log.error("recording finished game %s failed: %s: %s", info.game_id,
+                          type(exc).__name__, exc)

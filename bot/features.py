@@ -7,6 +7,7 @@ sessions opened here belong to `Features` and are closed with it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import aiohttp
@@ -14,11 +15,11 @@ import aiohttp
 from bot.book import BookError
 from bot.commands import CommandResponder
 from bot.config import Config
-from bot.events import GameFull
+from bot.events import GameFull, GameInfo
 from bot.hooks import ChatCommandHandler, GameContext, GameHooks, GameObserver
 from bot.lichess import USER_AGENT
 from bot.movesource import MoveSources
-from bot.pgn import PgnObserver, fetch_export
+from bot.pgn import PgnObserver, fetch_export, save_unwatched
 from bot.tablebase import TablebaseError
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,18 @@ class Features:
         return PgnObserver(self.config.pgn, full, context, server_url=self.url,
                            fetch_export=self._export)
 
+    async def _save_unwatched(self, info: GameInfo) -> None:
+        """A game that ended between visits: its PGN from the server's export."""
+        if info.status == "aborted":  # an aborted game is no game
+            return
+        exported = await self._export(info.game_id)
+        if exported is None:
+            return
+        written = await asyncio.to_thread(save_unwatched, self.config.pgn, info.game_id,
+                                          opponent=info.opponent_name, exported_pgn=exported)
+        if written is not None:
+            log.info("PGN of %s (ended between visits) written to %s", info.game_id, written)
+
     def hooks(self) -> GameHooks:
         def commands() -> ChatCommandHandler:
             return CommandResponder()
@@ -63,6 +76,7 @@ class Features:
             move_sources=self.sources,
             chat_commands=commands,
             observers=(self._observer,) if self.config.pgn.enabled else (),
+            finished_unwatched=self._save_unwatched if self.config.pgn.enabled else None,
         )
 
     def close_files(self) -> None:

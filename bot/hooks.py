@@ -5,20 +5,22 @@
   (a tablebase that only suggests).
 - A chat-command handler answers chat lines from other users; the game posts the reply
   (sanitized) and carries out its action.
-- Game observers follow the game (PGN records): its states, our moves, and its end.
+- Game observers follow the game (PGN records): its states, our moves, and its end; a game
+  that ended while no one watched it (correspondence, between visits) goes to
+  `finished_unwatched` instead.
 Draw, resign and takeback decisions live in `bot.conduct`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import chess
 
 from bot.commands import CommandContext, CommandReply
-from bot.events import GameFull, GameState, Player
+from bot.events import GameFull, GameInfo, GameState, Player
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +101,4 @@ class GameHooks:
     chat_commands: Callable[[], ChatCommandHandler] | None = None
     observers: tuple[Callable[[GameFull, GameContext], GameObserver], ...] = ()
     challenge_queue: Callable[[], Sequence[str]] | None = None  # who waits (for !queue)
+    finished_unwatched: Callable[[GameInfo], Awaitable[object]] | None = None  # its gameFinish

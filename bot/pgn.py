@@ -5,7 +5,9 @@ events and notes our search after each of our moves. When the game ends,
 :func:`render_pgn` builds the PGN and :func:`write_pgn` appends it to the file
 the ``pgn.grouping`` key chooses. A record started in the middle of a game
 (after a restart) has no clocks for the earlier moves; :func:`merge_export`
-completes it from the server's own export of the finished game.
+completes it from the server's own export of the finished game. A game that
+ended while no visit watched it (correspondence) is written from the export
+alone (:func:`save_unwatched`).
 """
 
 from __future__ import annotations
@@ -235,18 +237,27 @@ def _add_pv(node: chess.pgn.GameNode, line: Sequence[chess.Move]) -> None:
         board.push(move)
 
 
+def read_export(game_id: str, exported_pgn: str) -> chess.pgn.Game | None:
+    """The server's export of a game as a PGN game; None (and a warning) if unreadable."""
+    try:
+        game = chess.pgn.read_game(io.StringIO(exported_pgn))
+    except (ValueError, KeyError) as exc:
+        log.warning("game %s: the export cannot be read (%s)", game_id, exc)
+        return None
+    if game is None or game.errors:
+        log.warning("game %s: the export is not a readable game", game_id)
+        return None
+    return game
+
+
 def merge_export(record: GameRecord, exported_pgn: str) -> chess.pgn.Game | None:
     """The server's export of the game with our evals and PVs added; None if it does not fit.
 
     The export is the authority for headers and clocks; it fits when its moves
     are the moves we saw.
     """
-    try:
-        game = chess.pgn.read_game(io.StringIO(exported_pgn))
-    except (ValueError, KeyError) as exc:
-        log.warning("game %s: the export cannot be read (%s)", record.game_id, exc)
-        return None
-    if game is None or game.errors:
+    game = read_export(record.game_id, exported_pgn)
+    if game is None:
         return None
     exported = [node.move.uci() for node in game.mainline()]
     ours = [m.uci() for m in (_uci_moves(record) or [])]
@@ -318,6 +329,30 @@ def save_game(config: PgnConfig, record: GameRecord, *, status: str, winner: Col
         return None
     path = pgn_path(config.dir, config.grouping, game_id=record.game_id, opponent=opponent)
     write_pgn(path, finished_pgn(record, status, winner, exported_pgn))
+    return path
+
+
+def unwatched_pgn(game_id: str, exported_pgn: str) -> str | None:
+    """The PGN of a game that ended while we were not watching (a correspondence game between
+    visits): the server's export, checked; None if it is unreadable or not finished."""
+    game = read_export(game_id, exported_pgn)
+    if game is None:
+        return None
+    if game.headers.get("Result", "*") == "*":
+        log.warning("game %s: the export shows no result yet", game_id)
+        return None
+    return render_pgn(game)
+
+
+def save_unwatched(config: PgnConfig, game_id: str, *, opponent: str,
+                   exported_pgn: str) -> Path | None:
+    """Write a game that ended while we were away, from its export; the file written, or None
+    (disabled, or an export that does not do). Blocking file I/O, as :func:`save_game`."""
+    text = unwatched_pgn(game_id, exported_pgn) if config.enabled else None
+    if text is None:
+        return None
+    path = pgn_path(config.dir, config.grouping, game_id=game_id, opponent=opponent)
+    write_pgn(path, text)
     return path
 
 

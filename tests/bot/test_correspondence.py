@@ -1,21 +1,24 @@
 """Correspondence games: which games wait for us and in what order, and end to end on the
-sandbox: the bot visits, moves and leaves, holds no real-time slot, and carries on after a
-restart."""
+sandbox: the bot visits, moves and leaves, holds no real-time slot, carries on after a
+restart, and records a game that ended between visits."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import chess
+import chess.pgn
 
 from bot.conduct import TakebackLedger
 from bot.config import Config, CorrespondenceConfig
-from bot.correspondence import CorrespondenceDesk, our_turns
+from bot.correspondence import CorrespondenceDesk, Waiting, our_turns
 from bot.engines import EnginePool, EngineSpec
+from bot.events import GameInfo
 from bot.game import Game, Me, Metrics, ThinkingLoad
 from bot.hooks import GameHooks
 from bot.lichess import Lichess
@@ -53,6 +56,7 @@ class Recorder:
                  broken: str, wanted: int) -> None:
         self.game_id, self.visited, self.stop = game_id, visited, stop
         self.broken, self.wanted = broken, wanted
+        self.status = "started"  # the game goes on after the visit
 
     async def run(self) -> None:
         self.visited.append(self.game_id)
@@ -80,6 +84,40 @@ async def test_the_desk_visits_games_closest_to_their_deadline_first() -> None:
         assert visited == [fast, slow]  # the broken visit did not stop the next one
 
 
+class Ending:
+    """A visit that sees the game end (our move mated, say)."""
+
+    status = "started"
+
+    async def run(self) -> None:
+        self.status = "mate"
+
+
+def finish_info(game_id: str) -> GameInfo:
+    return GameInfo(game_id=game_id, full_id=game_id + "abcd", color="white", variant="standard",
+                    speed="correspondence", rated=False, source="friend", status="resign",
+                    opponent_id="pal", opponent_name="Pal", winner="white")
+
+
+async def test_the_desk_records_each_end_no_visit_saw_once() -> None:
+    recorded: list[str] = []
+
+    async def record(info: GameInfo) -> None:
+        recorded.append(info.game_id)
+        if info.game_id == "broken":
+            raise OSError("disk full")
+
+    async with Lichess("http://127.0.0.1:9", "token") as client:  # never called
+        desk = CorrespondenceDesk(CorrespondenceConfig(think_s=1), client,
+                                  lambda _game_id, _think_s: Ending(), asyncio.Event(),
+                                  finished_unwatched=record)
+        await desk.visit(Waiting("seen", 60.0, "Pal"))
+        for game_id in ("seen", "broken", "away", "away"):
+            desk.on_game_finish(finish_info(game_id))
+        await desk.record_finished()  # a failing record is logged, the rest go on
+    assert recorded == ["broken", "away"]
+
+
 def corr_config(tmp_path: Path) -> Config:
     config = make_config(tmp_path, concurrency=1)
     speeds = (*config.challenge.speeds, "correspondence")
@@ -103,6 +141,19 @@ async def opponent_moves(server: SandboxServer, token: str, game_id: str) -> Non
     assert status == 200
 
 
+async def penpal_game(server: SandboxServer) -> tuple[str, Callable[[], int]]:
+    """penpal challenges the bot (white) to a correspondence game and the bot makes its first
+    move: the game id and a counter of its plies."""
+    await server.challenge("penpal", BOT, None, None, days=3, color="black")
+    game_id = await server.wait_for_game("penpal", timeout_s=10)
+
+    def plies() -> int:
+        return len(server.game_record(game_id).moves)
+
+    await wait_for(lambda: plies() == 1)
+    return game_id, plies
+
+
 async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
         tmp_path: Path) -> None:
     quiet_logs()
@@ -112,13 +163,7 @@ async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
         blitzer = server.add_account("blitzer", bot=False)
         token = server.add_account(BOT, bot=True)
         async with running_bot(server, config, token=token):
-            await server.challenge("penpal", BOT, None, None, days=3, color="black")
-            game_id = await server.wait_for_game("penpal", timeout_s=10)
-
-            def plies() -> int:
-                return len(server.game_record(game_id).moves)
-
-            await wait_for(lambda: plies() == 1)
+            game_id, plies = await penpal_game(server)
             # Moved, then left: the game stream is closed while the opponent thinks.
             await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
             await opponent_moves(server, pal, game_id)
@@ -161,3 +206,28 @@ async def test_a_visit_that_cannot_think_leaves_without_resigning(tmp_path: Path
         assert outcome.status == "started" and outcome.reason.startswith("gave up")
         assert server.game_record(game_id).status == "started"
         assert not server.lobby.hub.watching(game_id, BOT)
+
+
+async def test_a_game_that_ends_between_visits_gets_its_pgn(tmp_path: Path) -> None:
+    quiet_logs()
+    config = corr_config(tmp_path)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        pal = server.add_account("penpal", bot=False)
+        token = server.add_account(BOT, bot=True)
+        async with running_bot(server, config, token=token):
+            game_id, plies = await penpal_game(server)
+            await opponent_moves(server, pal, game_id)
+            await wait_for(lambda: plies() == 3)
+            await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
+            status = await post_as(server, pal, f"/api/board/game/{game_id}/resign")
+            assert status == 200
+            pgn_file = config.pgn.dir / f"{game_id}.pgn"
+            await wait_for(pgn_file.exists)
+        text = pgn_file.read_text(encoding="utf-8")
+    game = chess.pgn.read_game(io.StringIO(text))
+    assert game is not None and not game.errors
+    assert text.count("[Event ") == 1  # written once
+    assert game.headers["Result"] == "1-0" and game.headers["White"].lower() == BOT
+    assert [move.uci() for move in game.mainline_moves()] == list(
+        server.game_record(game_id).moves)
+    assert game.headers["Site"].endswith(game_id) and game.headers["Termination"] == "Normal"

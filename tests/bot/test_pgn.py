@@ -26,6 +26,7 @@ from bot.pgn import (
     merge_export,
     pgn_path,
     save_game,
+    save_unwatched,
     termination,
 )
 from tests.bot.loopback import serving
@@ -259,3 +260,21 @@ def test_castling_from_a_set_up_position_in_either_notation() -> None:
     assert "8. O-O { [%clk 0:02:59] } 8... O-O-O" in text and '[FEN "' + fen + '"]' in text
     game = chess.pgn.read_game(io.StringIO(text))
     assert game is not None and len(list(game.mainline())) == 2
+
+
+def test_a_game_ended_between_visits_is_written_from_a_finished_readable_export(
+        tmp_path: Path) -> None:
+    config = PgnConfig(dir=tmp_path)
+    unfinished = '[Site "x"]\n[Result "*"]\n\n1. e4 *\n'
+    illegal = '[Result "1-0"]\n\n1. e4 e5 2. Ke3 1-0\n'
+    for exported in (unfinished, illegal, ""):
+        assert save_unwatched(config, "g1", opponent="pal", exported_pgn=exported) is None
+    assert not list(tmp_path.iterdir())
+    mated = '[Site "x/g1"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n'
+    path = save_unwatched(config, "g1", opponent="pal", exported_pgn=mated)
+    assert path == tmp_path / "g1.pgn"
+    game = chess.pgn.read_game(io.StringIO(path.read_text(encoding="utf-8")))
+    assert game is not None and game.headers["Result"] == "0-1"
+    assert game.end().board().is_checkmate()
+    assert save_unwatched(replace(config, enabled=False), "g2", opponent="pal",
+                          exported_pgn=mated) is None
