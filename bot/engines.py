@@ -155,14 +155,17 @@ class Engine:
             analysis.stop()
 
     async def close(self) -> None:
-        """`quit`, then kill if it does not go. Never raises."""
-        if self.alive:
+        """`quit`, then kill if it does not go. Never raises (but a cancellation while it
+        waits for `quit` still closes the transport, killing the process, then goes on)."""
+        try:
+            if self.alive:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._protocol.quit(), QUIT_TIMEOUT_S)
+        finally:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._protocol.quit(), QUIT_TIMEOUT_S)
-        with contextlib.suppress(Exception):
-            self._transport.close()
-        for waiter in list(self._waiters):
-            waiter.cancel()  # a search the process took with it
+                self._transport.close()
+            for waiter in list(self._waiters):
+                waiter.cancel()  # a search the process took with it
 
 
 async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
@@ -170,29 +173,30 @@ async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
     """Start one engine and send it the configured options it knows; `prime`: and let it
     search once, so its first real move is not slowed by loading code."""
     try:
-        transport, protocol = await asyncio.wait_for(
-            chess.engine.popen_uci(list(spec.command)), timeout_s
-        )
+        # asyncio.timeout, not wait_for: on 3.11 a wait_for cancelled just as the start
+        # succeeds drops the result, and the process with it (running, never closed).
+        async with asyncio.timeout(timeout_s):
+            transport, protocol = await chess.engine.popen_uci(list(spec.command))
     except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError,
             TimeoutError) as exc:
         raise EngineFailure(f"cannot start engine {' '.join(spec.command)!r}: "
                             f"{type(exc).__name__}: {exc}") from exc
     engine = Engine(transport, protocol)
-    for name, value in spec.options.items():
-        if name not in protocol.options:
-            log.warning("engine %s has no UCI option %r: skipped", engine.name, name)
-            continue
-        try:
-            await asyncio.wait_for(protocol.configure({name: value}), timeout_s)
-        except (chess.engine.EngineError, TimeoutError) as exc:
-            log.warning("engine %s refused option %s=%r: %s", engine.name, name, value, exc)
-    if prime:
-        try:
+    try:
+        for name, value in spec.options.items():
+            if name not in protocol.options:
+                log.warning("engine %s has no UCI option %r: skipped", engine.name, name)
+                continue
+            try:
+                await asyncio.wait_for(protocol.configure({name: value}), timeout_s)
+            except (chess.engine.EngineError, TimeoutError) as exc:
+                log.warning("engine %s refused option %s=%r: %s", engine.name, name, value, exc)
+        if prime:
             await engine.think(chess.Board(), PRIMING_LIMIT, hard_limit_s=timeout_s,
                                game=object())
-        except BaseException:
-            await engine.close()
-            raise
+    except BaseException:  # a failed priming, or a cancelled start: the process goes too
+        await engine.close()
+        raise
     return engine
 
 

@@ -90,6 +90,7 @@ class Opponent:
         self._tasks: set[asyncio.Task[None]] = set()
         self._main: asyncio.Task[None] | None = None
         self._engine: chess.engine.Protocol | None = None
+        self._engine_transport: asyncio.SubprocessTransport | None = None
         self._engine_lock = asyncio.Lock()
         self._playing: set[str] = set()
         self._finished: dict[str, asyncio.Event] = {}
@@ -102,7 +103,7 @@ class Opponent:
         if self.settings.engine is not None:
             argv = list(self.settings.engine)
             try:
-                _, self._engine = await chess.engine.popen_uci(argv)
+                self._engine_transport, self._engine = await chess.engine.popen_uci(argv)
             except (OSError, chess.engine.EngineError) as exc:
                 raise ValueError(f"cannot start the UCI engine {argv}: {exc}") from exc
         self._session = aiohttp.ClientSession(
@@ -118,10 +119,15 @@ class Opponent:
                 await task
         if self._session is not None:
             await self._session.close()
-        if self._engine is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._engine.quit(), 2.0)
-        self._engine = None
+        try:
+            if self._engine is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._engine.quit(), 2.0)
+        finally:
+            # closed after quit, or the transport outlives its loop (and kills a hung engine)
+            if self._engine_transport is not None:
+                self._engine_transport.close()
+            self._engine, self._engine_transport = None, None
 
     def _spawn(self, coro: Any, name: str) -> None:
         task: asyncio.Task[None] = asyncio.create_task(coro, name=name)

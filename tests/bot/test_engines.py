@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import asyncio.base_subprocess
+import gc
 import sys
 
 import chess
@@ -91,3 +93,39 @@ async def test_cancelling_a_search_leaves_the_engine_usable() -> None:
     finally:
         await engine.close()
 
+
+
+def open_engine_transports() -> list[asyncio.base_subprocess.BaseSubprocessTransport]:
+    gc.collect()
+    return [obj for obj in gc.get_objects()
+            if isinstance(obj, asyncio.base_subprocess.BaseSubprocessTransport)
+            and not obj.is_closing()]
+
+
+# Says uciok, then never answers again (the options never confirmed).
+MUTE_AFTER_UCI = """import sys
+for line in sys.stdin:
+    if line.strip() == "uci":
+        print("id name Mute\\noption name Hash type spin default 1 min 1 max 64\\nuciok",
+              flush=True)
+"""
+
+
+@pytest.mark.parametrize("command,cancel_after_s", [
+    *((None, after_s) for after_s in (0.0, 0.02, 0.1, 0.3, 1.0)),
+    ((sys.executable, "-c", MUTE_AFTER_UCI), 0.5),  # cancelled while setting options
+])
+async def test_a_cancelled_start_leaves_no_process_behind(command: tuple[str, ...] | None,
+                                                          cancel_after_s: float) -> None:
+    """Shutdown cancels a spare engine's start at any point: in the launch, the handshake, the
+    options or the priming search. The process goes with it (no zombie, no open pipes)."""
+    before = open_engine_transports()
+    start = asyncio.ensure_future(start_engine(
+        EngineSpec(command or tuple(engine_command()), {"Hash": 8}), prime=True))
+    await asyncio.sleep(cancel_after_s)
+    start.cancel()
+    await asyncio.wait({start})
+    if not start.cancelled():  # it was quicker than the cancellation
+        await start.result().close()
+    leaked = [t for t in open_engine_transports() if t not in before]
+    assert not leaked, f"engine processes left running: {[t.get_pid() for t in leaked]}"
