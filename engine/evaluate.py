@@ -39,7 +39,7 @@ from engine.constants import (
     S_SIDE,
     WHITE,
 )
-from engine.jit import njit
+from engine.jit import njit_noalloc
 from engine.psqt import MG_VALUE, PHASE_MAX
 
 Board = npt.NDArray[np.int8]
@@ -84,7 +84,7 @@ PASSED_MG = np.array(params.PASSED_MG, dtype=np.int64)
 PASSED_EG = np.array(params.PASSED_EG, dtype=np.int64)
 
 
-@njit
+@njit_noalloc
 def _slider_mobility(
     board: Board, sq: int, colour: int, steps: npt.NDArray[np.int64], enemy_king: int
 ) -> tuple[int, int]:
@@ -107,7 +107,7 @@ def _slider_mobility(
     return count, zone
 
 
-@njit
+@njit_noalloc
 def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> int:
     """The static score from white's point of view, in centipawns."""
     row = stack[ply]
@@ -257,7 +257,7 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
     return score
 
 
-@njit
+@njit_noalloc
 def _distance(a: int, b: int) -> int:
     """King moves between two mailbox squares (Chebyshev distance)."""
     files = abs((a - 21) % 10 - (b - 21) % 10)
@@ -265,13 +265,13 @@ def _distance(a: int, b: int) -> int:
     return max(files, ranks)
 
 
-@njit
+@njit_noalloc
 def _div(a: int, b: int) -> int:
     """Division rounding towards zero, so a score and its mirror round alike."""
     return a // b if a >= 0 else -((-a) // b)
 
 
-@njit
+@njit_noalloc
 def _shield(board: Board, king: int, colour: int) -> int:
     """Bonus for own pawns one or two squares in front of a king on its first two ranks."""
     forward = 10 if colour == WHITE else -10
@@ -294,7 +294,7 @@ def _shield(board: Board, king: int, colour: int) -> int:
     return total
 
 
-@njit
+@njit_noalloc
 def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
     """Shrink scores where the side ahead has no pawns and at most a minor piece more."""
     strong = WHITE if score > 0 else BLACK
@@ -306,7 +306,7 @@ def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
     return score
 
 
-@njit
+@njit_noalloc
 def material_eval(stack: Stack, ply: int) -> int:
     """Tapered material + piece-square score from the accumulators alone, side to move's view.
 
@@ -319,7 +319,7 @@ def material_eval(stack: Stack, ply: int) -> int:
     return score + params.TEMPO if row[S_SIDE] == WHITE else -score + params.TEMPO
 
 
-@njit
+@njit_noalloc
 def evaluate(board: Board, stack: Stack, ply: int, scratch: Scratch) -> int:
     """The static score from the side to move's point of view."""
     score = evaluate_white(board, stack, ply, scratch)

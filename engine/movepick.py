@@ -31,7 +31,7 @@ from engine.constants import (
     ROOK_STEPS,
     WHITE,
 )
-from engine.jit import njit
+from engine.jit import njit_noalloc
 
 Board = npt.NDArray[np.int8]
 Moves = npt.NDArray[np.int32]
@@ -48,28 +48,28 @@ def new_see_buffer() -> Buffer:
     return np.zeros(SEE_BUFFER_SIZE, dtype=np.int64)
 
 
-@njit
+@njit_noalloc
 def move_from(move: int) -> int:
     return move & MOVE_SQ_MASK
 
 
-@njit
+@njit_noalloc
 def move_to(move: int) -> int:
     return (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
 
 
-@njit
+@njit_noalloc
 def move_promotion(move: int) -> int:
     return (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
 
 
-@njit
+@njit_noalloc
 def is_tactical(move: int) -> bool:
     """Captures and promotions: the moves quiescence searches and LMR leaves alone."""
     return (move & FLAG_CAPTURE) != 0 or move_promotion(move) != 0
 
 
-@njit
+@njit_noalloc
 def captured_type(board: Board, move: int) -> int:
     if move & FLAG_EP:
         return PAWN
@@ -78,7 +78,7 @@ def captured_type(board: Board, move: int) -> int:
     return 0
 
 
-@njit
+@njit_noalloc
 def _cheapest_slider(
     board: Board,
     sq: int,
@@ -103,7 +103,7 @@ def _cheapest_slider(
     return best_type, best_sq
 
 
-@njit
+@njit_noalloc
 def _least_valuable_attacker(board: Board, sq: int, colour: int) -> int:
     """Square of the cheapest piece of ``colour`` attacking ``sq`` on the current board, or 0."""
     hi = colour << 3
@@ -135,7 +135,7 @@ def _least_valuable_attacker(board: Board, sq: int, colour: int) -> int:
     return 0
 
 
-@njit
+@njit_noalloc
 def see(board: Board, move: int, buf: Buffer) -> int:
     """Static exchange evaluation: the material the mover gains by the capture sequence on the
     target square, both sides always recapturing with their least valuable attacker (x-rays are
@@ -196,7 +196,7 @@ def see(board: Board, move: int, buf: Buffer) -> int:
     return int(gain[0])
 
 
-@njit
+@njit_noalloc
 def see_at_least_zero(board: Board, move: int, buf: Buffer) -> bool:
     """SEE >= 0, skipping the exchange when the victim is worth at least the attacker."""
     if move_promotion(move) != 0:
@@ -208,7 +208,7 @@ def see_at_least_zero(board: Board, move: int, buf: Buffer) -> bool:
     return see(board, move, buf) >= 0
 
 
-@njit
+@njit_noalloc
 def mvv_lva(board: Board, move: int) -> int:
     """Most valuable victim first, then least valuable attacker (promotions count as victims)."""
     victim = SEE_VALUE[captured_type(board, move)]
@@ -218,7 +218,7 @@ def mvv_lva(board: Board, move: int) -> int:
     return int(victim * 8 - (board[move_from(move)] & 7))
 
 
-@njit
+@njit_noalloc
 def score_moves(
     board: Board,
     moves: Moves,
@@ -253,7 +253,7 @@ def score_moves(
             scores[i] = history[side, move_from(move), move_to(move)]
 
 
-@njit
+@njit_noalloc
 def score_captures(board: Board, moves: Moves, scores: Scores, n: int, hash_move: int) -> None:
     """Ordering keys for quiescence: the hash move, then MVV/LVA."""
     for i in range(n):
@@ -264,7 +264,7 @@ def score_captures(board: Board, moves: Moves, scores: Scores, n: int, hash_move
             scores[i] = mvv_lva(board, move)
 
 
-@njit
+@njit_noalloc
 def pick_next(moves: Moves, scores: Scores, start: int, n: int) -> int:
     """Swap the best-scored move of ``start..n-1`` into ``start`` and return it."""
     best = start
@@ -283,7 +283,7 @@ def pick_next(moves: Moves, scores: Scores, start: int, n: int) -> int:
     return int(moves[start])
 
 
-@njit
+@njit_noalloc
 def update_history(history: History, side: int, move: int, bonus: int) -> None:
     """History gravity: the entry moves towards +-HISTORY_MAX and never leaves that range."""
     frm = move_from(move)

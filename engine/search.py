@@ -32,8 +32,9 @@ from engine.constants import (
     S_PAWN_MAT,
     S_SIDE,
 )
-from engine.evaluate import MINOR_NPM, evaluate, material_eval, new_scratch
-from engine.jit import njit
+from engine.evalcache import cached_evaluate, new_cache
+from engine.evaluate import MINOR_NPM, material_eval, new_scratch
+from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
     SEE_VALUE,
@@ -120,7 +121,7 @@ def _lmr_table() -> npt.NDArray[np.int32]:
 LMR = _lmr_table()
 
 
-@njit
+@njit_noalloc
 def _is_draw(board: Board, stack: Stack, keys: Keys, meta: Meta, root_row: int, buf: I32) -> bool:
     """Fifty-move rule, insufficient material, or a repetition.
 
@@ -163,7 +164,7 @@ def _is_draw(board: Board, stack: Stack, keys: Keys, meta: Meta, root_row: int, 
     return False
 
 
-@njit
+@njit_noalloc
 def _update_pv(pv: I32, pv_len: I32, ply: int, move: int) -> None:
     """Triangular PV table: this node's line is ``move`` followed by the child's line."""
     pv[ply, ply] = move
@@ -173,7 +174,7 @@ def _update_pv(pv: I32, pv_len: I32, ply: int, move: int) -> None:
     pv_len[ply] = max(child_end, ply + 1)
 
 
-@njit
+@njit_noalloc
 def _poll_stop(info: I64, stop: I64) -> bool:
     """Count a node; every few nodes check the stop flag and the node limit."""
     nodes = info[I_NODES] + 1
@@ -185,7 +186,7 @@ def _poll_stop(info: I64, stop: I64) -> bool:
     return bool(info[I_STOPPED] != 0)
 
 
-@njit
+@njit_noalloc
 def _quiesce(
     board: Board,
     stack: Stack,
@@ -200,6 +201,7 @@ def _quiesce(
     info: I64,
     stop: I64,
     scratch: I64,
+    eval_cache: Keys,
     see_buf: I64,
     ply: int,
     alpha: int,
@@ -215,7 +217,7 @@ def _quiesce(
     if ply > 0 and _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
         return DRAW_SCORE
     if ply >= MAX_PLY - 1:
-        return evaluate(board, stack, row, scratch)
+        return cached_evaluate(board, stack, keys, row, scratch, eval_cache)
     key = keys[row]
     pv_node = beta - alpha > 1
     hash_move = 0
@@ -243,7 +245,7 @@ def _quiesce(
             return stand_pat
         # Stand pat: the side to move may decline every capture.
         if stand_pat + LAZY_MARGIN_CP > alpha:
-            stand_pat = evaluate(board, stack, row, scratch)
+            stand_pat = cached_evaluate(board, stack, keys, row, scratch, eval_cache)
         if stand_pat >= beta:
             return stand_pat
         if stand_pat > alpha:
@@ -277,7 +279,7 @@ def _quiesce(
         make_move(board, stack, keys, meta, move)
         score = -_quiesce(
             board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
-            info, stop, scratch, see_buf, ply + 1, -beta, -alpha,
+            info, stop, scratch, eval_cache, see_buf, ply + 1, -beta, -alpha,
         )
         unmake_move(board, stack, meta)
         if info[I_STOPPED] != 0:
@@ -305,7 +307,7 @@ def _quiesce(
     return best
 
 
-@njit
+@njit_noalloc
 def _negamax(
     board: Board,
     stack: Stack,
@@ -324,6 +326,7 @@ def _negamax(
     info: I64,
     stop: I64,
     scratch: I64,
+    eval_cache: Keys,
     see_buf: I64,
     root_moves: I32,
     depth: int,
@@ -339,7 +342,7 @@ def _negamax(
     if depth <= 0:
         return _quiesce(
             board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
-            info, stop, scratch, see_buf, ply, alpha, beta,
+            info, stop, scratch, eval_cache, see_buf, ply, alpha, beta,
         )
     pv_len[ply] = ply
     if _poll_stop(info, stop):
@@ -353,7 +356,7 @@ def _negamax(
         if _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
             return DRAW_SCORE
         if ply >= MAX_PLY - 1:
-            return evaluate(board, stack, row, scratch)
+            return cached_evaluate(board, stack, keys, row, scratch, eval_cache)
         # Mate distance pruning: no line from here beats a mate already found nearer the root.
         if alpha < -MATE + ply:
             alpha = -MATE + ply
@@ -394,7 +397,7 @@ def _negamax(
         evals[ply] = -INFINITE
         improving = False
     else:
-        static_eval = evaluate(board, stack, row, scratch)
+        static_eval = cached_evaluate(board, stack, keys, row, scratch, eval_cache)
         evals[ply] = static_eval
         improving = ply >= 2 and static_eval > evals[ply - 2]
         if tt_bound != tt.BOUND_NONE and (
@@ -409,7 +412,7 @@ def _negamax(
         if depth <= RAZOR_MAX_DEPTH and static_eval + RAZOR_MARGIN_CP * depth < alpha:
             score = _quiesce(
                 board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
-                info, stop, scratch, see_buf, ply, alpha, alpha + 1,
+                info, stop, scratch, eval_cache, see_buf, ply, alpha, alpha + 1,
             )
             if info[I_STOPPED] != 0:
                 return 0
@@ -438,8 +441,8 @@ def _negamax(
             make_null(board, stack, keys, meta)
             score = -_negamax(
                 board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
-                history, counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves,
-                depth - 1 - reduction, ply + 1, -beta, -beta + 1,
+                history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                root_moves, depth - 1 - reduction, ply + 1, -beta, -beta + 1,
             )
             unmake_null(stack, meta)
             if info[I_STOPPED] != 0:
@@ -524,8 +527,8 @@ def _negamax(
         if legal == 1:
             score = -_negamax(
                 board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
-                history, counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves,
-                new_depth, ply + 1, -beta, -alpha,
+                history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                root_moves, new_depth, ply + 1, -beta, -alpha,
             )
         else:
             # Late move reductions: quiet moves ordered late are searched shallower first.
@@ -544,19 +547,19 @@ def _negamax(
             # Principal variation search: a null window proves the move is no better.
             score = -_negamax(
                 board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
-                history, counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves,
-                new_depth - reduction, ply + 1, -alpha - 1, -alpha,
+                history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                root_moves, new_depth - reduction, ply + 1, -alpha - 1, -alpha,
             )
             if score > alpha and reduction > 0:
                 score = -_negamax(
                     board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
-                    history, counters, pv, pv_len, evals, info, stop, scratch, see_buf,
+                    history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                     root_moves, new_depth, ply + 1, -alpha - 1, -alpha,
                 )
             if score > alpha and score < beta:
                 score = -_negamax(
                     board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
-                    history, counters, pv, pv_len, evals, info, stop, scratch, see_buf,
+                    history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                     root_moves, new_depth, ply + 1, -beta, -alpha,
                 )
         unmake_move(board, stack, meta)
@@ -621,6 +624,7 @@ class SearchTables:
     evals: I32 = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
     info: I64 = field(default_factory=lambda: np.zeros(INFO_SIZE, np.int64))
     scratch: I64 = field(default_factory=new_scratch)
+    eval_cache: Keys = field(default_factory=new_cache)
     see_buf: I64 = field(default_factory=new_see_buffer)
     root_moves: I32 = field(default_factory=lambda: np.zeros(MAX_MOVES, np.int32))
 
@@ -630,7 +634,7 @@ class SearchTables:
         self.counters.fill(0)
 
 
-@njit
+@njit_noalloc
 def _search_root(
     board: Board,
     stack: Stack,
@@ -649,6 +653,7 @@ def _search_root(
     info: I64,
     stop: I64,
     scratch: I64,
+    eval_cache: Keys,
     see_buf: I64,
     root_moves: I32,
     depth: int,
@@ -664,7 +669,7 @@ def _search_root(
     info[I_ROOT_ROW] = meta[M_PLY]
     return _negamax(
         board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers, history,
-        counters, pv, pv_len, evals, info, stop, scratch, see_buf, root_moves, depth,
+        counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf, root_moves, depth,
         np.int64(0), alpha, beta,  # type: ignore[arg-type]
     )
 
@@ -748,7 +753,7 @@ class Searcher:
             _search_root(
                 board, stack, keys, meta, self.tt_keys, self.tt_data, t.moves, t.move_scores,
                 t.killers, t.history, t.counters, t.pv, t.pv_len, t.evals, t.info, self.stop,
-                t.scratch, t.see_buf, t.root_moves, depth, alpha, beta,
+                t.scratch, t.eval_cache, t.see_buf, t.root_moves, depth, alpha, beta,
             )
         )
 

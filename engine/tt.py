@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from engine.jit import njit
+from engine.jit import njit_noalloc
 from engine.params import MATE_BOUND
 
 KeyArray = npt.NDArray[np.uint64]
@@ -91,7 +91,7 @@ def clear(keys: KeyArray, data: DataArray) -> None:
     data.fill(0)
 
 
-@njit
+@njit_noalloc
 def pack(move: int, score: int, depth: int, bound: int, generation: int) -> np.int64:
     return (
         (np.int64(move) & _MOVE_MASK)
@@ -102,32 +102,32 @@ def pack(move: int, score: int, depth: int, bound: int, generation: int) -> np.i
     )
 
 
-@njit
+@njit_noalloc
 def entry_move(word: np.int64) -> int:
     return int(word & _MOVE_MASK)
 
 
-@njit
+@njit_noalloc
 def entry_score(word: np.int64) -> int:
     return int((word >> _SCORE_SHIFT) & _MASK16) - SCORE_BIAS
 
 
-@njit
+@njit_noalloc
 def entry_depth(word: np.int64) -> int:
     return int((word >> _DEPTH_SHIFT) & _MASK8) - DEPTH_BIAS
 
 
-@njit
+@njit_noalloc
 def entry_bound(word: np.int64) -> int:
     return int((word >> _BOUND_SHIFT) & _MASK2)
 
 
-@njit
+@njit_noalloc
 def entry_generation(word: np.int64) -> int:
     return int((word >> _GEN_SHIFT) & _MASK5)
 
 
-@njit
+@njit_noalloc
 def score_to_tt(score: int, ply: int) -> int:
     """Root-relative mate score -> node-relative (distance counted from this node)."""
     if score >= MATE_BOUND:
@@ -137,7 +137,7 @@ def score_to_tt(score: int, ply: int) -> int:
     return score
 
 
-@njit
+@njit_noalloc
 def score_from_tt(score: int, ply: int) -> int:
     """Node-relative mate score -> root-relative, for a node ``ply`` plies from the root."""
     if score >= MATE_BOUND:
@@ -147,13 +147,13 @@ def score_from_tt(score: int, ply: int) -> int:
     return score
 
 
-@njit
+@njit_noalloc
 def _bucket_start(keys: KeyArray, key: np.uint64) -> int:
     mask = np.uint64(keys.shape[0] // BUCKET_SIZE - 1)
     return int(key & mask) * BUCKET_SIZE
 
 
-@njit
+@njit_noalloc
 def probe(keys: KeyArray, data: DataArray, key: np.uint64) -> np.int64:
     """The packed entry stored for ``key``, or -1 on a miss."""
     start = _bucket_start(keys, key)
@@ -163,7 +163,7 @@ def probe(keys: KeyArray, data: DataArray, key: np.uint64) -> np.int64:
     return np.int64(-1)
 
 
-@njit
+@njit_noalloc
 def store(
     keys: KeyArray,
     data: DataArray,
@@ -212,7 +212,7 @@ def store(
     data[victim] = pack(move, score, depth, bound, gen)
 
 
-@njit
+@njit_noalloc
 def hashfull(data: DataArray, generation: int) -> int:
     """Per-mille of the first 1000 entries written during the current search generation."""
     gen = generation % GENERATION_CYCLE
