@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench match demo play sandbox clean
+.PHONY: test test-slow lint bench bench-bot match demo play sandbox clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ test-slow: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench_perft
 	$(BIN)/kibitz-engine bench
+
+bench-bot: $(STAMP)
+	$(BIN)/python -m tools.bench_bot $(BENCH_BOT_ARGS)
 
 # Debian's stockfish is the calibrated opponent; install it if it is missing.
 stockfish:

@@ -136,6 +136,11 @@ class Engine:
         move = best.move
         if move is None or not board.is_legal(move):
             raise EngineFailure(f"{self.name} (pid {self.pid}) answered {move} in {board.fen()}")
+        pv = info.get("pv")
+        if isinstance(pv, list) and pv and pv[0] != move:
+            # A search stopped mid-iteration may answer a new best move after its last info
+            # line: the reported line is about another move, so only the move itself stays.
+            info["pv"] = [move]
         return Thought(move, info, time.monotonic() - start, timed_out)
 
     async def ponder(self, board: chess.Board, *, game: object) -> None:

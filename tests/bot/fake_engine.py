@@ -1,7 +1,8 @@
 """A misbehaving UCI engine for fault tests: plays a random legal move, but on its Nth `go`
-it crashes, hangs (never answers), or answers an illegal move.
+it crashes, hangs (never answers), answers an illegal move, or answers a move other than the
+one its last info line's PV starts with (as a search stopped mid-iteration may).
 
-    python tests/bot/fake_engine.py crash|hang|illegal|none N
+    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|none N
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ def main(argv: list[str]) -> None:
             if searches == nth and mode == "illegal":
                 print("bestmove a1a1", flush=True)
                 continue
-            print(f"info depth 1 score cp 0 nodes 1 nps 1000 pv {move.uci()}", flush=True)
+            shown = move
+            if searches == nth and mode == "stalepv":
+                shown = next(m for m in board.legal_moves if m != move)
+            print(f"info depth 1 score cp 0 nodes 1 nps 1000 pv {shown.uci()}", flush=True)
             print(f"bestmove {move.uci()}", flush=True)
         elif command == "quit":
             return

@@ -50,6 +50,18 @@ async def test_a_crash_or_an_illegal_answer_is_an_engine_failure(mode: str) -> N
         await engine.close()
 
 
+async def test_a_pv_about_another_move_is_cut_to_the_move_played() -> None:
+    engine = await start_engine(fake("stalepv", 1))
+    try:
+        thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
+        assert thought.info["pv"] == [thought.move]
+        assert thought.info["depth"] == 1  # the rest of the search info stays
+        thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
+        assert thought.info["pv"] == [thought.move]  # an honest PV is kept as it is
+    finally:
+        await engine.close()
+
+
 async def test_a_hung_engine_is_stopped_then_given_up() -> None:
     engine = await start_engine(fake("hang", 1))
     try:
