@@ -39,7 +39,7 @@ from engine.constants import (
     S_SIDE,
     WHITE,
 )
-from engine.jit import njit_noalloc
+from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.psqt import MG_VALUE, PHASE_MAX
 
 Board = npt.NDArray[np.int8]
@@ -84,7 +84,7 @@ PASSED_MG = np.array(params.PASSED_MG, dtype=np.int64)
 PASSED_EG = np.array(params.PASSED_EG, dtype=np.int64)
 
 
-@njit_noalloc
+@njit_noalloc_inline
 def _slider_mobility(
     board: Board, sq: int, colour: int, steps: npt.NDArray[np.int64], enemy_king: int
 ) -> tuple[int, int]:
