@@ -654,7 +654,7 @@ class Position:
     def legal_moves(self) -> list[int]:
         moves = np.zeros(MAX_MOVES, dtype=np.int32)
         n = gen_legal(self.board, self.stack, self.meta, moves)
-        return [int(m) for m in moves[:n]]
+        return moves[:n].tolist()  # type: ignore[no-any-return]
 
     def is_checkmate(self) -> bool:
         return self.in_check() and not self.legal_moves()

@@ -843,9 +843,11 @@ class Searcher:
                 delta *= ASPIRATION_GROWTH
                 if delta > ASPIRATION_MAX_DELTA_CP:
                     alpha, beta = -INFINITE, INFINITE
+                # the line is read once, for the best move and the info line alike
+                moves, texts = self._pv_text(position)
                 if bound == "lowerbound" and t.info[I_ROOT_UPDATED]:
-                    best_moves, best_texts = self._pv_text(position)
-                report(self._iteration(position, depth, value, bound, started_s))
+                    best_moves, best_texts = moves, texts
+                report(self._iteration(depth, value, bound, started_s, texts))
             stopped = bool(t.info[I_STOPPED])
             if stopped:
                 if t.info[I_ROOT_UPDATED]:
@@ -858,7 +860,7 @@ class Searcher:
             if moves:
                 best_moves, best_texts = moves, texts
             best_score = score
-            report(self._iteration(position, depth, score, "", started_s))
+            report(self._iteration(depth, score, "", started_s, texts))
             iteration_clock.record_iteration(best_moves[0])
             if limits.mate is not None and score >= MATE - 2 * limits.mate + 1:
                 break
@@ -879,10 +881,10 @@ class Searcher:
         )
 
     def _iteration(
-        self, position: Position, depth: int, score: int, bound: str, started_s: float
+        self, depth: int, score: int, bound: str, started_s: float, texts: tuple[str, ...]
     ) -> Iteration:
+        """The info of an iteration whose principal variation reads ``texts``."""
         t = self.tables
-        _, texts = self._pv_text(position)
         return Iteration(
             depth=depth,
             seldepth=max(int(t.info[I_SELDEPTH]), depth),
