@@ -4,7 +4,8 @@ Terms (each a middle-game / end-game pair, white minus black):
 
 * material + piece-square tables (PeSTO), read from the board's incremental accumulators;
 * mobility: pseudo-legal target squares of knights, bishops, rooks and queens (empty or enemy);
-* pawn structure: doubled, isolated and passed pawns (passed by relative rank);
+* pawn structure: doubled, isolated and passed pawns (passed by relative rank), kept in a pawn
+  hash table by a key of the pawns alone (see ``_pawn_entry``);
 * king safety: pawn shield in front of a castled king, and attacks on the squares around it;
 * bishop pair; rooks on open and semi-open files; a small bonus for the side to move.
 
@@ -37,6 +38,7 @@ from engine.constants import (
     S_PAWN_MAT,
     S_PHASE,
     S_SIDE,
+    SQ64,
     WHITE,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
@@ -46,7 +48,6 @@ Board = npt.NDArray[np.int8]
 Stack = npt.NDArray[np.int32]
 Scratch = npt.NDArray[np.int64]
 
-SCRATCH_SIZE = 72
 # scratch layout: pawns per file, lowest and highest pawn rank per file, for each colour
 _COUNT = 0  # + 8 * colour + file
 _MIN_RANK = 16  # + 8 * colour + file (8 when the file has none)
@@ -57,6 +58,34 @@ _BISHOPS = 64  # + colour: bishops
 _QUEENS = 66  # + colour: queens
 _ATTACKERS = 68  # + colour: pieces attacking the enemy king zone
 _ZONE = 70  # + colour: weighted attacks on the enemy king zone
+_PAWN_TABLE = 72  # the pawn hash table, PAWN_ENTRIES entries of _PAWN_WORDS words
+PAWN_ENTRIES = 1 << params.PAWN_CACHE_ENTRIES_LOG2
+SCRATCH_SIZE = _PAWN_TABLE + PAWN_ENTRIES * 8
+
+# a pawn table entry (one 64-byte cache line)
+_PAWN_WORDS = 8
+_P_KEY = 0  # the pawn key; 0 (never a key: keys start from _PAWN_KEY_SEED) while empty
+_P_MG = 1  # doubled, isolated and passed pawn scores, white minus black (king race excluded)
+_P_EG = 2
+_P_FILES = 3  # bit 8 * colour + file: that colour has a pawn on the file
+_P_RACE = 4  # + colour: 4 bits per file, rank + 1 of a passed pawn far enough for the king race
+
+# Pawn hash: Zobrist numbers of the pawns alone, as int64 (no unsigned arithmetic in the key)
+_PAWN_KEY_SEED = 0x5851F42D4C957F2D
+
+
+def _pawn_key_table() -> npt.NDArray[np.int64]:
+    """``PAWN_KEYS[colour, square]``: a random int64 for a pawn of that colour there."""
+    rng = np.random.default_rng(0x9E3779B9)
+    table = np.zeros((2, 120), dtype=np.int64)
+    for colour in range(2):
+        for sq in range(120):
+            if SQ64[sq] >= 0:
+                table[colour, sq] = rng.integers(1, 2**63, dtype=np.int64)
+    return table
+
+
+PAWN_KEYS = _pawn_key_table()
 
 
 def new_scratch() -> Scratch:
@@ -114,15 +143,12 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
     mg = int(row[S_MG])
     eg = int(row[S_EG])
     king_sq = (int(row[S_KING + WHITE]), int(row[S_KING + BLACK]))
-    for i in range(16):
-        scratch[_COUNT + i] = 0
-        scratch[_MIN_RANK + i] = 8
-        scratch[_MAX_RANK + i] = -1
     scratch[_ROOK_COUNT] = 0
     for i in range(_BISHOPS, _ZONE + 2):
         scratch[i] = 0
     mob_mg = 0
     mob_eg = 0
+    pawn_key = _PAWN_KEY_SEED
     for i in range(64):
         sq = MAILBOX[i]
         piece = board[sq]
@@ -131,14 +157,7 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
         ptype = piece & 7
         colour = piece >> 3
         if ptype == PAWN:
-            file = i & 7
-            rank = i >> 3
-            base = 8 * colour + file
-            scratch[_COUNT + base] += 1
-            if rank < scratch[_MIN_RANK + base]:
-                scratch[_MIN_RANK + base] = rank
-            if rank > scratch[_MAX_RANK + base]:
-                scratch[_MAX_RANK + base] = rank
+            pawn_key ^= PAWN_KEYS[colour, sq]
             continue
         if ptype == 6:  # king
             continue
@@ -177,28 +196,100 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
     mg += mob_mg
     eg += mob_eg
 
+    entry = _pawn_entry(board, scratch, pawn_key)
+    mg += scratch[entry + _P_MG]
+    eg += scratch[entry + _P_EG] + _king_race(scratch, entry, king_sq[WHITE], king_sq[BLACK])
+
     # Rooks on open (no pawns) and semi-open (no own pawns) files.
+    files = scratch[entry + _P_FILES]
     for r in range(scratch[_ROOK_COUNT]):
         code = scratch[_ROOKS + r]
         colour = code >> 6
         file = code & 7
         sign = 1 if colour == WHITE else -1
-        if scratch[_COUNT + 8 * colour + file] == 0:
-            if scratch[_COUNT + 8 * (1 - colour) + file] == 0:
+        if (files >> (8 * colour + file)) & 1 == 0:
+            if (files >> (8 * (1 - colour) + file)) & 1 == 0:
                 mg += sign * params.ROOK_OPEN_FILE_MG
                 eg += sign * params.ROOK_OPEN_FILE_EG
             else:
                 mg += sign * params.ROOK_SEMI_OPEN_FILE_MG
                 eg += sign * params.ROOK_SEMI_OPEN_FILE_EG
 
-    # Pawn structure.
+    for colour in range(2):
+        sign = 1 if colour == WHITE else -1
+        # Bishop pair.
+        if scratch[_BISHOPS + colour] >= 2:
+            mg += sign * params.BISHOP_PAIR_MG
+            eg += sign * params.BISHOP_PAIR_EG
+        # King safety: pawn shield (middle game) and, with a queen and two attackers, the
+        # weighted attacks on the squares around the enemy king.
+        mg += sign * _shield(board, king_sq[colour], colour)
+        if scratch[_QUEENS + colour] > 0 and scratch[_ATTACKERS + colour] >= 2:
+            zone = scratch[_ZONE + colour]
+            mg += sign * min(zone * zone * params.KING_ATTACK_SCALE // 16, params.KING_ATTACK_MAX)
+
+    phase = min(int(row[S_PHASE]), PHASE_MAX)
+    score = _div(mg * phase + eg * (PHASE_MAX - phase), PHASE_MAX)
+    score = _scale_drawish(row, score)
+    if row[S_SIDE] == WHITE:
+        score += params.TEMPO
+    else:
+        score -= params.TEMPO
+    return score
+
+
+@njit_noalloc
+def _pawn_entry(board: Board, scratch: Scratch, pawn_key: int) -> int:
+    """Index in ``scratch`` of the pawn table entry of ``pawn_key``, filled on a miss.
+
+    Pawn hash: the pawn structure changes far less often than the position, so its terms are
+    computed once per structure.  Only terms of the pawns alone are kept; the king race of
+    passed pawns is added per position by ``_king_race``.
+    """
+    entry = _PAWN_TABLE + (pawn_key & (PAWN_ENTRIES - 1)) * _PAWN_WORDS
+    if scratch[entry + _P_KEY] != pawn_key:
+        _pawn_files(board, scratch)
+        _pawn_structure(scratch, entry)
+        scratch[entry + _P_KEY] = pawn_key
+    return entry
+
+
+@njit_noalloc
+def _pawn_files(board: Board, scratch: Scratch) -> None:
+    """Pawns per file and the lowest and highest pawn rank per file, for each colour."""
+    for i in range(16):
+        scratch[_COUNT + i] = 0
+        scratch[_MIN_RANK + i] = 8
+        scratch[_MAX_RANK + i] = -1
+    for i in range(64):
+        piece = board[MAILBOX[i]]
+        if piece <= 0 or (piece & 7) != PAWN:
+            continue
+        file = i & 7
+        rank = i >> 3
+        base = 8 * (piece >> 3) + file
+        scratch[_COUNT + base] += 1
+        if rank < scratch[_MIN_RANK + base]:
+            scratch[_MIN_RANK + base] = rank
+        if rank > scratch[_MAX_RANK + base]:
+            scratch[_MAX_RANK + base] = rank
+
+
+@njit_noalloc
+def _pawn_structure(scratch: Scratch, entry: int) -> None:
+    """Doubled, isolated and passed pawns from ``_pawn_files``, into the pawn table entry."""
+    mg = 0
+    eg = 0
+    files = 0
     for colour in range(2):
         sign = 1 if colour == WHITE else -1
         enemy = 1 - colour
+        race = 0
         for file in range(8):
             count = scratch[_COUNT + 8 * colour + file]
             if count == 0:
                 continue
+            files |= 1 << (8 * colour + file)
             if count > 1:
                 mg -= sign * params.DOUBLED_PAWN_MG * (count - 1)
                 eg -= sign * params.DOUBLED_PAWN_EG * (count - 1)
@@ -227,34 +318,33 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
             if passed:
                 mg += sign * PASSED_MG[relative]
                 eg += sign * PASSED_EG[relative]
-                # In the end game the kings race for the square in front of a passed pawn.
                 if relative >= params.PASSED_KING_MIN_RANK:
-                    stop = 21 + file + 10 * (rank + (1 if colour == WHITE else -1))
-                    near = (_distance(king_sq[enemy], stop) * params.PASSED_ENEMY_KING_EG
-                            - _distance(king_sq[colour], stop) * params.PASSED_OWN_KING_EG)
-                    eg += sign * near * (relative - params.PASSED_KING_MIN_RANK + 1)
+                    race |= (rank + 1) << (4 * file)
+        scratch[entry + _P_RACE + colour] = race
+    scratch[entry + _P_MG] = mg
+    scratch[entry + _P_EG] = eg
+    scratch[entry + _P_FILES] = files
 
+
+@njit_noalloc
+def _king_race(scratch: Scratch, entry: int, white_king: int, black_king: int) -> int:
+    """End game: the kings race for the square in front of each advanced passed pawn."""
+    eg = 0
     for colour in range(2):
         sign = 1 if colour == WHITE else -1
-        # Bishop pair.
-        if scratch[_BISHOPS + colour] >= 2:
-            mg += sign * params.BISHOP_PAIR_MG
-            eg += sign * params.BISHOP_PAIR_EG
-        # King safety: pawn shield (middle game) and, with a queen and two attackers, the
-        # weighted attacks on the squares around the enemy king.
-        mg += sign * _shield(board, king_sq[colour], colour)
-        if scratch[_QUEENS + colour] > 0 and scratch[_ATTACKERS + colour] >= 2:
-            zone = scratch[_ZONE + colour]
-            mg += sign * min(zone * zone * params.KING_ATTACK_SCALE // 16, params.KING_ATTACK_MAX)
-
-    phase = min(int(row[S_PHASE]), PHASE_MAX)
-    score = _div(mg * phase + eg * (PHASE_MAX - phase), PHASE_MAX)
-    score = _scale_drawish(row, score)
-    if row[S_SIDE] == WHITE:
-        score += params.TEMPO
-    else:
-        score -= params.TEMPO
-    return score
+        own = white_king if colour == WHITE else black_king
+        enemy = black_king if colour == WHITE else white_king
+        race = scratch[entry + _P_RACE + colour]
+        for file in range(8):
+            rank = ((race >> (4 * file)) & 15) - 1
+            if rank < 0:
+                continue
+            relative = rank if colour == WHITE else 7 - rank
+            stop = 21 + file + 10 * (rank + (1 if colour == WHITE else -1))
+            near = (_distance(enemy, stop) * params.PASSED_ENEMY_KING_EG
+                    - _distance(own, stop) * params.PASSED_OWN_KING_EG)
+            eg += sign * near * (relative - params.PASSED_KING_MIN_RANK + 1)
+    return eg
 
 
 @njit_noalloc

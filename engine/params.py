@@ -89,6 +89,7 @@ SCORE_BAD_CAPTURE = -(1 << 28)
 
 # --- caches ---------------------------------------------------------------------------------
 EVAL_CACHE_ENTRIES_LOG2 = 16  # evaluation cache: 2**16 words of 8 bytes (512 KB) per searcher
+PAWN_CACHE_ENTRIES_LOG2 = 10  # pawn structure cache: 2**10 entries of 64 bytes (64 KB) per searcher
 
 # --- search plumbing -------------------------------------------------------------------------
 STOP_CHECK_NODES = 1023  # the stop flag and node limit are read every 1024 nodes
