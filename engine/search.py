@@ -192,8 +192,7 @@ def _quiesce(
     stack: Stack,
     keys: Keys,
     meta: Meta,
-    tt_keys: Keys,
-    tt_data: I64,
+    tt_table: Keys,
     moves: I32,
     move_scores: I32,
     pv: I32,
@@ -221,7 +220,7 @@ def _quiesce(
     key = keys[row]
     pv_node = beta - alpha > 1
     hash_move = 0
-    entry = tt.probe(tt_keys, tt_data, key)
+    entry = tt.probe(tt_table, key)
     if entry >= 0:
         hash_move = tt.entry_move(entry)
         if not pv_node:
@@ -278,7 +277,7 @@ def _quiesce(
         legal += 1
         make_move(board, stack, keys, meta, move)
         score = -_quiesce(
-            board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
+            board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
             info, stop, scratch, eval_cache, see_buf, ply + 1, -beta, -alpha,
         )
         unmake_move(board, stack, meta)
@@ -301,7 +300,7 @@ def _quiesce(
     else:
         bound = tt.BOUND_UPPER
     tt.store(
-        tt_keys, tt_data, key, best_move, tt.score_to_tt(best, ply), 0, bound,
+        tt_table, key, best_move, tt.score_to_tt(best, ply), 0, bound,
         info[I_GENERATION],
     )
     return best
@@ -313,8 +312,7 @@ def _negamax(
     stack: Stack,
     keys: Keys,
     meta: Meta,
-    tt_keys: Keys,
-    tt_data: I64,
+    tt_table: Keys,
     moves: I32,
     move_scores: I32,
     killers: I32,
@@ -341,7 +339,7 @@ def _negamax(
     """
     if depth <= 0:
         return _quiesce(
-            board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
+            board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
             info, stop, scratch, eval_cache, see_buf, ply, alpha, beta,
         )
     pv_len[ply] = ply
@@ -375,7 +373,7 @@ def _negamax(
     hash_move = 0
     tt_score = 0
     tt_bound = tt.BOUND_NONE
-    entry = tt.probe(tt_keys, tt_data, key)
+    entry = tt.probe(tt_table, key)
     if entry >= 0:
         hash_move = tt.entry_move(entry)
         tt_score = tt.score_from_tt(tt.entry_score(entry), ply)
@@ -411,7 +409,7 @@ def _negamax(
         # Razoring: hopelessly below alpha near the leaves, only captures can save the node.
         if depth <= RAZOR_MAX_DEPTH and static_eval + RAZOR_MARGIN_CP * depth < alpha:
             score = _quiesce(
-                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, pv, pv_len,
+                board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
                 info, stop, scratch, eval_cache, see_buf, ply, alpha, alpha + 1,
             )
             if info[I_STOPPED] != 0:
@@ -440,7 +438,7 @@ def _negamax(
             )
             make_null(board, stack, keys, meta)
             score = -_negamax(
-                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                board, stack, keys, meta, tt_table, moves, move_scores, killers,
                 history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                 root_moves, depth - 1 - reduction, ply + 1, -beta, -beta + 1,
             )
@@ -526,7 +524,7 @@ def _negamax(
         new_depth = depth - 1
         if legal == 1:
             score = -_negamax(
-                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                board, stack, keys, meta, tt_table, moves, move_scores, killers,
                 history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                 root_moves, new_depth, ply + 1, -beta, -alpha,
             )
@@ -546,19 +544,19 @@ def _negamax(
                 reduction = max(0, min(reduction, new_depth - 1))
             # Principal variation search: a null window proves the move is no better.
             score = -_negamax(
-                board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                board, stack, keys, meta, tt_table, moves, move_scores, killers,
                 history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                 root_moves, new_depth - reduction, ply + 1, -alpha - 1, -alpha,
             )
             if score > alpha and reduction > 0:
                 score = -_negamax(
-                    board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                    board, stack, keys, meta, tt_table, moves, move_scores, killers,
                     history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                     root_moves, new_depth, ply + 1, -alpha - 1, -alpha,
                 )
             if score > alpha and score < beta:
                 score = -_negamax(
-                    board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers,
+                    board, stack, keys, meta, tt_table, moves, move_scores, killers,
                     history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                     root_moves, new_depth, ply + 1, -beta, -alpha,
                 )
@@ -602,7 +600,7 @@ def _negamax(
     else:
         bound = tt.BOUND_UPPER
     tt.store(
-        tt_keys, tt_data, key, best_move, tt.score_to_tt(best, ply), depth, bound,
+        tt_table, key, best_move, tt.score_to_tt(best, ply), depth, bound,
         info[I_GENERATION],
     )
     return best
@@ -640,8 +638,7 @@ def _search_root(
     stack: Stack,
     keys: Keys,
     meta: Meta,
-    tt_keys: Keys,
-    tt_data: I64,
+    tt_table: Keys,
     moves: I32,
     move_scores: I32,
     killers: I32,
@@ -668,7 +665,7 @@ def _search_root(
     info[I_ROOT_UPDATED] = 0
     info[I_ROOT_ROW] = meta[M_PLY]
     return _negamax(
-        board, stack, keys, meta, tt_keys, tt_data, moves, move_scores, killers, history,
+        board, stack, keys, meta, tt_table, moves, move_scores, killers, history,
         counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf, root_moves, depth,
         np.int64(0), alpha, beta,  # type: ignore[arg-type]
     )
@@ -724,23 +721,23 @@ class Searcher:
     """Owns the transposition table and the heuristics tables across the moves of a game."""
 
     def __init__(self, hash_mb: int = tt.DEFAULT_HASH_MB) -> None:
-        self.tt_keys, self.tt_data = tt.new_table(hash_mb)
+        self.tt_table = tt.new_table(hash_mb)
         self.tables = SearchTables()
         self.generation = 0
         self.stop = np.zeros(1, dtype=np.int64)
 
     # -- table management ----------------------------------------------------------------------
     def resize(self, hash_mb: int) -> None:
-        self.tt_keys, self.tt_data = tt.new_table(hash_mb)
+        self.tt_table = tt.new_table(hash_mb)
 
     def clear(self) -> None:
         """Forget everything learnt: ``ucinewgame`` / ``Clear Hash``."""
-        tt.clear(self.tt_keys, self.tt_data)
+        tt.clear(self.tt_table)
         self.tables.clear()
         self.generation = 0
 
     def hashfull(self) -> int:
-        return int(tt.hashfull(self.tt_data, self.generation))
+        return int(tt.hashfull(self.tt_table, self.generation))
 
     # -- searching -------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -751,7 +748,7 @@ class Searcher:
         t = self.tables
         return int(
             _search_root(
-                board, stack, keys, meta, self.tt_keys, self.tt_data, t.moves, t.move_scores,
+                board, stack, keys, meta, self.tt_table, t.moves, t.move_scores,
                 t.killers, t.history, t.counters, t.pv, t.pv_len, t.evals, t.info, self.stop,
                 t.scratch, t.eval_cache, t.see_buf, t.root_moves, depth, alpha, beta,
             )

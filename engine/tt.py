@@ -1,11 +1,14 @@
-"""Transposition table: Zobrist-keyed buckets of packed entries in two numpy arrays.
+"""Transposition table: Zobrist-keyed buckets of packed entries in one numpy array.
 
-Layout: ``keys`` (uint64, the full Polyglot key of the stored position) and ``data`` (int64, one
-packed word per entry).  Entries are grouped in buckets of ``BUCKET_SIZE`` consecutive slots; the
+Layout: one ``uint64`` array of word pairs, the full Polyglot key of the stored position and
+its packed data word.  Entries are grouped in buckets of ``BUCKET_SIZE`` consecutive pairs; the
 low bits of the key pick the bucket.  The number of entries is a power of two so the bucket index
-is a mask, never a division.
+is a mask, never a division.  Cache-line buckets: a bucket is 64 bytes and the array starts on a
+64-byte boundary, so a probe and the store after it touch one cache line (keys and data in two
+arrays cost a memory access each, and half the buckets of an unaligned array straddle two lines).
 
-Packed ``data`` word (always non-negative, so ``-1`` can mean "miss"):
+Packed data word (always below 2**63, so as an ``int64`` it is non-negative and ``-1`` can mean
+"miss"):
 
 ======  ==========================================================
 bits    field
@@ -30,11 +33,13 @@ import numpy.typing as npt
 from engine.jit import njit_noalloc
 from engine.params import MATE_BOUND
 
-KeyArray = npt.NDArray[np.uint64]
-DataArray = npt.NDArray[np.int64]
+TableArray = npt.NDArray[np.uint64]
 
 BUCKET_SIZE = 4
-ENTRY_BYTES = 16  # one uint64 key + one int64 data word
+ENTRY_BYTES = 16  # one uint64 key + one data word
+ENTRY_WORDS = 2  # the key at an even index, its data word after it
+BUCKET_WORDS = BUCKET_SIZE * ENTRY_WORDS
+CACHE_LINE_BYTES = 64
 
 BOUND_NONE = 0
 BOUND_EXACT = 1
@@ -71,24 +76,25 @@ def entries_for_mb(hash_mb: int) -> int:
     return entries
 
 
-def new_table(hash_mb: int) -> tuple[KeyArray, DataArray]:
+def new_table(hash_mb: int) -> TableArray:
     """Allocate an empty table of ``hash_mb`` megabytes (rounded down to a power of two).
 
     Every page is written now: a lazily mapped table would pay its page faults (and the
     kernel's zeroing of huge pages) during the first search, on the clock.
     """
-    entries = entries_for_mb(hash_mb)
-    keys = np.empty(entries, dtype=np.uint64)
-    data = np.empty(entries, dtype=np.int64)
-    keys.fill(0)
-    data.fill(0)
-    return keys, data
+    words = entries_for_mb(hash_mb) * ENTRY_WORDS
+    line_words = CACHE_LINE_BYTES // 8
+    raw = np.empty(words + line_words, dtype=np.uint64)
+    # the view starts on a cache line, so every bucket fills exactly one
+    skip = (-raw.ctypes.data % CACHE_LINE_BYTES) // 8
+    table = raw[skip : skip + words]
+    table.fill(0)
+    return table
 
 
-def clear(keys: KeyArray, data: DataArray) -> None:
+def clear(table: TableArray) -> None:
     """Empty the table (``ucinewgame`` / ``Clear Hash``)."""
-    keys.fill(0)
-    data.fill(0)
+    table.fill(0)
 
 
 @njit_noalloc
@@ -148,25 +154,25 @@ def score_from_tt(score: int, ply: int) -> int:
 
 
 @njit_noalloc
-def _bucket_start(keys: KeyArray, key: np.uint64) -> int:
-    mask = np.uint64(keys.shape[0] // BUCKET_SIZE - 1)
-    return int(key & mask) * BUCKET_SIZE
+def _bucket_start(table: TableArray, key: np.uint64) -> int:
+    """Index of the first word of ``key``'s bucket."""
+    mask = np.uint64(table.shape[0] // BUCKET_WORDS - 1)
+    return int(key & mask) * BUCKET_WORDS
 
 
 @njit_noalloc
-def probe(keys: KeyArray, data: DataArray, key: np.uint64) -> np.int64:
+def probe(table: TableArray, key: np.uint64) -> np.int64:
     """The packed entry stored for ``key``, or -1 on a miss."""
-    start = _bucket_start(keys, key)
-    for i in range(start, start + BUCKET_SIZE):
-        if keys[i] == key and data[i] != 0:
-            return np.int64(data[i])
+    start = _bucket_start(table, key)
+    for i in range(start, start + BUCKET_WORDS, ENTRY_WORDS):
+        if table[i] == key and table[i + 1] != 0:
+            return np.int64(table[i + 1])
     return np.int64(-1)
 
 
 @njit_noalloc
 def store(
-    keys: KeyArray,
-    data: DataArray,
+    table: TableArray,
     key: np.uint64,
     move: int,
     score: int,
@@ -181,13 +187,13 @@ def store(
     lowest ``depth - AGE_WEIGHT * age`` in the bucket gives way, so stale deep entries from
     earlier moves of the game are replaced before fresh ones.
     """
-    start = _bucket_start(keys, key)
+    start = _bucket_start(table, key)
     gen = generation % GENERATION_CYCLE
     victim = start
     victim_worth = 1 << 30
-    for i in range(start, start + BUCKET_SIZE):
-        word = data[i]
-        if keys[i] == key and word != 0:
+    for i in range(start, start + BUCKET_WORDS, ENTRY_WORDS):
+        word = np.int64(table[i + 1])
+        if table[i] == key and word != 0:
             old_depth = entry_depth(word)
             if (
                 bound != BOUND_EXACT
@@ -198,7 +204,7 @@ def store(
                 return
             if move == 0:
                 move = entry_move(word)
-            data[i] = pack(move, score, depth, bound, gen)
+            table[i + 1] = np.uint64(pack(move, score, depth, bound, gen))
             return
         if word == 0:
             worth = -(1 << 20)
@@ -208,18 +214,18 @@ def store(
         if worth < victim_worth:
             victim_worth = worth
             victim = i
-    keys[victim] = key
-    data[victim] = pack(move, score, depth, bound, gen)
+    table[victim] = key
+    table[victim + 1] = np.uint64(pack(move, score, depth, bound, gen))
 
 
 @njit_noalloc
-def hashfull(data: DataArray, generation: int) -> int:
+def hashfull(table: TableArray, generation: int) -> int:
     """Per-mille of the first 1000 entries written during the current search generation."""
     gen = generation % GENERATION_CYCLE
-    sample = min(1000, data.shape[0])
+    sample = min(1000, table.shape[0] // ENTRY_WORDS)
     used = 0
     for i in range(sample):
-        word = data[i]
+        word = np.int64(table[ENTRY_WORDS * i + 1])
         if word != 0 and entry_generation(word) == gen:
             used += 1
     return int(used * 1000 // sample)

@@ -22,11 +22,11 @@ def test_entry_count_is_a_power_of_two_within_the_budget() -> None:
 
 
 def test_store_and_probe_round_trip_every_field() -> None:
-    keys, data = tt.new_table(1)
-    assert tt.probe(keys, data, KEY) == -1
+    table = tt.new_table(1)
+    assert tt.probe(table, KEY) == -1
     move = (1 << 20) | (98 << 7) | 21
-    tt.store(keys, data, KEY, move, -1234, 17, tt.BOUND_LOWER, 5)
-    word = tt.probe(keys, data, KEY)
+    tt.store(table, KEY, move, -1234, 17, tt.BOUND_LOWER, 5)
+    word = tt.probe(table, KEY)
     assert word >= 0
     assert tt.entry_move(word) == move
     assert tt.entry_score(word) == -1234
@@ -36,11 +36,11 @@ def test_store_and_probe_round_trip_every_field() -> None:
 
 
 def test_quiescence_depths_and_extreme_scores_pack() -> None:
-    keys, data = tt.new_table(1)
+    table = tt.new_table(1)
     for score in (MATE - 1, -(MATE - 1), 0):
         for depth in (0, -1, 100):
-            tt.store(keys, data, KEY, 0, score, depth, tt.BOUND_EXACT, 0)
-            word = tt.probe(keys, data, KEY)
+            tt.store(table, KEY, 0, score, depth, tt.BOUND_EXACT, 0)
+            word = tt.probe(table, KEY)
             assert (tt.entry_score(word), tt.entry_depth(word)) == (score, depth)
 
 
@@ -57,59 +57,68 @@ def test_mate_scores_round_trip_relative_to_the_node() -> None:
 
 
 def test_mate_score_survives_the_table() -> None:
-    keys, data = tt.new_table(1)
-    tt.store(keys, data, KEY, 0, tt.score_to_tt(-(MATE - 8), 6), 4, tt.BOUND_EXACT, 1)
-    word = tt.probe(keys, data, KEY)
+    table = tt.new_table(1)
+    tt.store(table, KEY, 0, tt.score_to_tt(-(MATE - 8), 6), 4, tt.BOUND_EXACT, 1)
+    word = tt.probe(table, KEY)
     assert tt.score_from_tt(tt.entry_score(word), 6) == -(MATE - 8)
     assert tt.score_from_tt(tt.entry_score(word), 2) == -(MATE - 4)
 
 
-def _same_bucket_keys(keys: np.ndarray, count: int) -> list[np.uint64]:
-    buckets = keys.shape[0] // tt.BUCKET_SIZE
+def _same_bucket_keys(table: np.ndarray, count: int) -> list[np.uint64]:
+    buckets = table.shape[0] // tt.BUCKET_WORDS
     return [np.uint64(7 + i * buckets) for i in range(count)]
 
 
 def test_depth_preferred_replacement_keeps_the_deepest_entries() -> None:
-    keys, data = tt.new_table(1)
-    bucket_keys = _same_bucket_keys(keys, tt.BUCKET_SIZE + 1)
+    table = tt.new_table(1)
+    bucket_keys = _same_bucket_keys(table, tt.BUCKET_SIZE + 1)
     for depth, key in enumerate(bucket_keys[: tt.BUCKET_SIZE], start=5):
-        tt.store(keys, data, key, 0, 0, depth, tt.BOUND_EXACT, 1)
+        tt.store(table, key, 0, 0, depth, tt.BOUND_EXACT, 1)
     # a fifth position evicts the shallowest of the four
-    tt.store(keys, data, bucket_keys[-1], 0, 0, 3, tt.BOUND_EXACT, 1)
-    assert tt.probe(keys, data, bucket_keys[0]) == -1
+    tt.store(table, bucket_keys[-1], 0, 0, 3, tt.BOUND_EXACT, 1)
+    assert tt.probe(table, bucket_keys[0]) == -1
     for key in bucket_keys[1:]:
-        assert tt.probe(keys, data, key) >= 0
+        assert tt.probe(table, key) >= 0
 
 
 def test_aging_replaces_stale_deep_entries_first() -> None:
-    keys, data = tt.new_table(1)
-    bucket_keys = _same_bucket_keys(keys, tt.BUCKET_SIZE + 1)
-    tt.store(keys, data, bucket_keys[0], 0, 0, 12, tt.BOUND_EXACT, 1)  # deep but old
+    table = tt.new_table(1)
+    bucket_keys = _same_bucket_keys(table, tt.BUCKET_SIZE + 1)
+    tt.store(table, bucket_keys[0], 0, 0, 12, tt.BOUND_EXACT, 1)  # deep but old
     for key in bucket_keys[1 : tt.BUCKET_SIZE]:
-        tt.store(keys, data, key, 0, 0, 6, tt.BOUND_EXACT, 4)
-    tt.store(keys, data, bucket_keys[-1], 0, 0, 2, tt.BOUND_EXACT, 4)
-    assert tt.probe(keys, data, bucket_keys[0]) == -1
-    assert tt.probe(keys, data, bucket_keys[-1]) >= 0
+        tt.store(table, key, 0, 0, 6, tt.BOUND_EXACT, 4)
+    tt.store(table, bucket_keys[-1], 0, 0, 2, tt.BOUND_EXACT, 4)
+    assert tt.probe(table, bucket_keys[0]) == -1
+    assert tt.probe(table, bucket_keys[-1]) >= 0
 
 
 def test_same_position_keeps_its_move_when_the_new_result_has_none() -> None:
-    keys, data = tt.new_table(1)
-    tt.store(keys, data, KEY, 1234, 10, 3, tt.BOUND_LOWER, 1)
-    tt.store(keys, data, KEY, 0, -40, 4, tt.BOUND_UPPER, 1)
-    word = tt.probe(keys, data, KEY)
+    table = tt.new_table(1)
+    tt.store(table, KEY, 1234, 10, 3, tt.BOUND_LOWER, 1)
+    tt.store(table, KEY, 0, -40, 4, tt.BOUND_UPPER, 1)
+    word = tt.probe(table, KEY)
     assert tt.entry_move(word) == 1234
     assert tt.entry_bound(word) == tt.BOUND_UPPER
     assert tt.entry_score(word) == -40
 
 
 def test_hashfull_counts_this_generation_and_clear_empties() -> None:
-    keys, data = tt.new_table(1)
-    assert tt.hashfull(data, 3) == 0
+    table = tt.new_table(1)
+    assert tt.hashfull(table, 3) == 0
     rng = np.random.default_rng(1)
     for key in rng.integers(1, 2**63, size=20000, dtype=np.int64):
-        tt.store(keys, data, np.uint64(key), 0, 0, 1, tt.BOUND_EXACT, 3)
-    full = tt.hashfull(data, 3)
+        tt.store(table, np.uint64(key), 0, 0, 1, tt.BOUND_EXACT, 3)
+    full = tt.hashfull(table, 3)
     assert 100 < full <= 1000
-    assert tt.hashfull(data, 4) == 0
-    tt.clear(keys, data)
-    assert tt.hashfull(data, 3) == 0
+    assert tt.hashfull(table, 4) == 0
+    tt.clear(table)
+    assert tt.hashfull(table, 3) == 0
+
+
+def test_buckets_fill_whole_cache_lines() -> None:
+    for mb in (1, 16):
+        table = tt.new_table(mb)
+        assert table.ctypes.data % tt.CACHE_LINE_BYTES == 0
+        assert tt.BUCKET_WORDS * table.itemsize == tt.CACHE_LINE_BYTES
+        assert table.shape[0] == tt.entries_for_mb(mb) * tt.ENTRY_WORDS
+        assert not table.any()
