@@ -24,6 +24,10 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numba
+import numpy.typing as npt
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic, overload
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -87,3 +91,47 @@ def uncompiled(fn: F) -> F:
     running the Python: a UCI loop can then set up positions before anything is compiled.
     """
     return cast(F, getattr(fn, "py_func", fn))
+
+
+def prefetch(array: npt.NDArray[Any], index: int) -> None:
+    """Start loading the cache line of ``array[index]`` (compiled; nothing as plain Python).
+
+    Memory prefetch: for a table entry probed a little later (the transposition table of the
+    position just reached by a move), so the memory access overlaps the work in between.
+    """
+
+
+def _prefetch_typer(typingctx: Any, array: Any, index: Any) -> tuple[Any, Any]:
+    """numba intrinsic: a read prefetch (``llvm.prefetch``) of ``array[index]``'s address."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array_type = signature.args[0]
+        view = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
+            context, builder, array_type, view, [args[1]], wraparound=False
+        )
+        i32 = ir.IntType(32)
+        fn_type = ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+            builder.module, fn_type, "llvm.prefetch.p0"
+        )
+        # read access, keep in all cache levels, data cache
+        builder.call(fn, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+_prefetch_intrinsic: Any = intrinsic(_prefetch_typer)
+
+
+def _prefetch_overload(array: Any, index: Any) -> Callable[[Any, Any], None]:
+    """Compiled ``prefetch``: the intrinsic (the Python body above does nothing)."""
+
+    def compiled(array: Any, index: Any) -> None:
+        _prefetch_intrinsic(array, index)
+
+    return compiled
+
+
+overload(prefetch)(_prefetch_overload)

@@ -276,6 +276,7 @@ def _quiesce(
             continue
         legal += 1
         make_move(board, stack, keys, meta, move)
+        tt.prefetch_bucket(tt_table, keys[row + 1])
         score = -_quiesce(
             board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
             info, stop, scratch, eval_cache, see_buf, ply + 1, -beta, -alpha,
@@ -514,6 +515,7 @@ def _negamax(
         ):
             continue
         make_move(board, stack, keys, meta, move)
+        tt.prefetch_bucket(tt_table, keys[row + 1])
         gives_check = in_check(board, stack, meta)
         # Futility pruning: a quiet move cannot lift a hopeless static score to alpha.
         if quiet and futile and not gives_check and best > -MATE_BOUND:

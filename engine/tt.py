@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from engine.jit import njit_noalloc
+from engine.jit import njit_noalloc, prefetch
 from engine.params import MATE_BOUND
 
 TableArray = npt.NDArray[np.uint64]
@@ -158,6 +158,12 @@ def _bucket_start(table: TableArray, key: np.uint64) -> int:
     """Index of the first word of ``key``'s bucket."""
     mask = np.uint64(table.shape[0] // BUCKET_WORDS - 1)
     return int(key & mask) * BUCKET_WORDS
+
+
+@njit_noalloc
+def prefetch_bucket(table: TableArray, key: np.uint64) -> None:
+    """Start loading ``key``'s bucket (one cache line) ahead of its probe."""
+    prefetch(table, _bucket_start(table, key))
 
 
 @njit_noalloc

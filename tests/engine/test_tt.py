@@ -122,3 +122,12 @@ def test_buckets_fill_whole_cache_lines() -> None:
         assert tt.BUCKET_WORDS * table.itemsize == tt.CACHE_LINE_BYTES
         assert table.shape[0] == tt.entries_for_mb(mb) * tt.ENTRY_WORDS
         assert not table.any()
+
+
+def test_prefetching_a_bucket_changes_nothing() -> None:
+    table = tt.new_table(1)
+    tt.store(table, KEY, 77, 5, 3, tt.BOUND_EXACT, 1)
+    before = table.copy()
+    tt.prefetch_bucket(table, KEY)  # compiled: a cache hint only
+    tt.prefetch_bucket.py_func(table, KEY)  # plain Python: nothing at all
+    assert np.array_equal(table, before)
