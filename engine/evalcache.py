@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.evaluate import evaluate
-from engine.jit import njit_noalloc
+from engine.jit import njit_noalloc, prefetch
 from engine.params import EVAL_CACHE_ENTRIES_LOG2
 
 Board = npt.NDArray[np.int8]
@@ -36,6 +36,12 @@ def new_cache(entries_log2: int = EVAL_CACHE_ENTRIES_LOG2) -> Keys:
     if not 0 <= entries_log2 <= VALUE_BITS:
         raise ValueError(f"eval cache size 2**{entries_log2} is outside 2**0 .. 2**{VALUE_BITS}")
     return np.zeros(1 << entries_log2, dtype=np.uint64)
+
+
+@njit_noalloc
+def prefetch_entry(cache: Keys, key: np.uint64) -> None:
+    """Start loading ``key``'s word (memory prefetch, as for the transposition table)."""
+    prefetch(cache, int(key & np.uint64(cache.shape[0] - 1)))
 
 
 @njit_noalloc

@@ -32,7 +32,7 @@ from engine.constants import (
     S_PAWN_MAT,
     S_SIDE,
 )
-from engine.evalcache import cached_evaluate, new_cache
+from engine.evalcache import cached_evaluate, new_cache, prefetch_entry
 from engine.evaluate import MINOR_NPM, material_eval, new_scratch
 from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
@@ -277,6 +277,7 @@ def _quiesce(
         legal += 1
         make_move(board, stack, keys, meta, move)
         tt.prefetch_bucket(tt_table, keys[row + 1])
+        prefetch_entry(eval_cache, keys[row + 1])
         score = -_quiesce(
             board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
             info, stop, scratch, eval_cache, see_buf, ply + 1, -beta, -alpha,
@@ -516,6 +517,7 @@ def _negamax(
             continue
         make_move(board, stack, keys, meta, move)
         tt.prefetch_bucket(tt_table, keys[row + 1])
+        prefetch_entry(eval_cache, keys[row + 1])
         gives_check = in_check(board, stack, meta)
         # Futility pruning: a quiet move cannot lift a hopeless static score to alpha.
         if quiet and futile and not gives_check and best > -MATE_BOUND:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.board import Position
-from engine.evalcache import VALUE_BITS, cached_evaluate, new_cache
+from engine.evalcache import VALUE_BITS, cached_evaluate, new_cache, prefetch_entry
 from engine.evaluate import evaluate, new_scratch
 from tests.engine.test_evaluate import _positions
 
@@ -61,3 +61,14 @@ def test_a_key_differing_only_in_the_checked_bits_misses() -> None:
 def test_cache_size_is_checked() -> None:
     with pytest.raises(ValueError, match="eval cache size"):
         new_cache(VALUE_BITS + 1)
+
+
+def test_prefetching_an_entry_changes_nothing() -> None:
+    position = Position.from_fen("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")
+    cache = new_cache(4)
+    board, stack, keys, meta = position.arrays
+    cached_evaluate(board, stack, keys, int(meta[0]), new_scratch(), cache)
+    before = cache.copy()
+    prefetch_entry(cache, keys[0])  # compiled: a cache hint only
+    prefetch_entry.py_func(cache, keys[0])  # plain Python: nothing at all
+    assert np.array_equal(cache, before)
