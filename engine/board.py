@@ -14,8 +14,9 @@ A position is four arrays, passed together to every compiled function
     One row per ply: side to move, castling rights, en passant square, halfmove clock,
     full-move number, the move that led there and the piece it captured, both king squares,
     the incrementally updated evaluation terms (``S_MG``/``S_EG``: PeSTO material +
-    piece-square sums, white minus black; ``S_PHASE``; non-pawn and pawn material per side)
-    and cached in-check and pinned-lines flags.  Field indices are the ``S_*`` constants.
+    piece-square sums, white minus black; ``S_PHASE``; non-pawn and pawn material per side),
+    each side's occupied squares (``S_OCC``, see ``engine.pieceset``) and cached in-check and
+    pinned-lines flags.  Field indices are the ``S_*`` constants.
     Making a move copies the current row to the next and updates it; unmaking only restores
     the board and steps back, so the rows below the current one are the game and search
     history.
@@ -98,6 +99,7 @@ from engine.constants import (
     S_MG,
     S_MOVE,
     S_NPM,
+    S_OCC,
     S_PAWN_MAT,
     S_PHASE,
     S_PINS,
@@ -117,6 +119,7 @@ from engine.constants import (
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline, uncompiled
 from engine.movegen import castling_squares, gen_legal, in_check, is_square_attacked
+from engine.pieceset import add_square, remove_square, set_words, sets_match_board
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
 
@@ -196,6 +199,11 @@ def make_move(
         board[to] = 0
         board[kto] = king
         board[rto] = rook
+        # out first, then in: in chess960 a landing square may be the other piece's start
+        remove_square(stack, nxt, us, frm)
+        remove_square(stack, nxt, us, to)
+        add_square(stack, nxt, us, kto)
+        add_square(stack, nxt, us, rto)
         key ^= Z_PIECE[king, frm] ^ Z_PIECE[king, kto] ^ Z_PIECE[rook, to] ^ Z_PIECE[rook, rto]
         mg += PST_MG[king, kto] - PST_MG[king, frm] + PST_MG[rook, rto] - PST_MG[rook, to]
         eg += PST_EG[king, kto] - PST_EG[king, frm] + PST_EG[rook, rto] - PST_EG[rook, to]
@@ -208,6 +216,7 @@ def make_move(
                 cap_sq = to - 10 if us == WHITE else to + 10
             captured = board[cap_sq]
             board[cap_sq] = 0
+            remove_square(stack, nxt, them, cap_sq)
             key ^= Z_PIECE[captured, cap_sq]
             mg -= PST_MG[captured, cap_sq]
             eg -= PST_EG[captured, cap_sq]
@@ -218,6 +227,8 @@ def make_move(
                 stack[nxt, S_PHASE] -= PHASE_BY_CODE[captured]
             halfmove = 0
         board[frm] = 0
+        remove_square(stack, nxt, us, frm)
+        add_square(stack, nxt, us, to)
         key ^= Z_PIECE[piece, frm]
         mg -= PST_MG[piece, frm]
         eg -= PST_EG[piece, frm]
@@ -341,7 +352,7 @@ def compute_key(board: BoardArray, stack: StackArray, meta: MetaArray) -> np.uin
 def state_is_consistent(
     board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray
 ) -> bool:
-    """Do the incremental key, evaluation terms and king squares equal a fresh computation?"""
+    """Do the incremental key, eval terms, king squares and piece sets equal a fresh computation?"""
     ply = meta[M_PLY]
     if keys[ply] != compute_key(board, stack, meta):
         return False
@@ -370,7 +381,8 @@ def state_is_consistent(
         if (p & 7) == KING and stack[ply, S_KING + (p >> 3)] != sq:
             return False
     return bool(
-        stack[ply, S_MG] == mg
+        sets_match_board(board, stack, ply)
+        and stack[ply, S_MG] == mg
         and stack[ply, S_EG] == eg
         and stack[ply, S_PHASE] == phase
         and stack[ply, S_NPM + WHITE] == npm_w
@@ -594,6 +606,7 @@ class Position:
 
     def _init_eval_terms(self) -> None:
         row = self.stack[0]
+        row[S_OCC : S_OCC + 4] = set_words(self.board)
         for sq in range(BOARD_SIZE):
             p = int(self.board[sq])
             if p <= 0:

@@ -152,20 +152,21 @@ S_KING = 1  # S_KING + color: that side's king square
 S_PHASE = 3  # game phase: 24 with all minor and major pieces on the board, 0 with none
 S_NPM = 4  # S_NPM + color: that side's non-pawn material (middle-game piece values)
 S_PAWN_MAT = 6  # S_PAWN_MAT + color: that side's pawn material (middle-game pawn values)
-CARRIED_FIELDS = 8
+S_OCC = 8  # S_OCC + 2 * color + word: that side's squares, see engine.pieceset
+CARRIED_FIELDS = 12
 # Fields every move writes:
-S_SIDE = 8  # side to move: WHITE / BLACK
-S_EP = 9  # en passant target square, 0 if none (set only if a capture is pseudo-legal)
-S_HALFMOVE = 10  # plies since the last capture or pawn move (fifty-move rule)
-S_FULLMOVE = 11  # FEN full-move number
-S_MOVE = 12  # the move that led to this row (NO_MOVE at the root, NULL_MOVE for a null move)
-S_CAPTURED = 13  # piece code captured by that move, EMPTY if none
-S_MG = 14  # middle-game material + piece-square sum, white minus black
-S_EG = 15  # end-game material + piece-square sum, white minus black
+S_SIDE = 12  # side to move: WHITE / BLACK
+S_EP = 13  # en passant target square, 0 if none (set only if a capture is pseudo-legal)
+S_HALFMOVE = 14  # plies since the last capture or pawn move (fifty-move rule)
+S_FULLMOVE = 15  # FEN full-move number
+S_MOVE = 16  # the move that led to this row (NO_MOVE at the root, NULL_MOVE for a null move)
+S_CAPTURED = 17  # piece code captured by that move, EMPTY if none
+S_MG = 18  # middle-game material + piece-square sum, white minus black
+S_EG = 19  # end-game material + piece-square sum, white minus black
 # Caches filled on first use at this ply (-1: not yet known):
-S_PINS = 16  # bit (step + 11) set: a piece of the side to move is pinned along that king step
-S_CHECK = 17  # side to move is in check: 0 / 1
-STACK_FIELDS = 18
+S_PINS = 20  # bit (step + 11) set: a piece of the side to move is pinned along that king step
+S_CHECK = 21  # side to move is in check: 0 / 1
+STACK_FIELDS = 22
 STACK_SIZE = 2048  # plies of game history + search path one position can hold
 SEARCH_HEADROOM = 256  # rows Position.push always leaves free above the game for a search
 

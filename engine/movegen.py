@@ -71,6 +71,7 @@ from engine.constants import (
     StackArray,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
+from engine.pieceset import lowest_square, set_word
 
 _PROMOTION_PIECES = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
 
@@ -246,66 +247,78 @@ def _gen(
     ply = meta[M_PLY]
     us = stack[ply, S_SIDE]
     ep = stack[ply, S_EP]
+    n = 0
+    for word in range(2):
+        # Piece set walk: only the mover's squares, in ascending order like a board scan.
+        bits = set_word(stack, ply, us, word)
+        while bits != 0:
+            frm = lowest_square(bits, word)
+            bits &= bits - 1
+            n = _gen_piece(board, moves, n, frm, us, ep, quiets)
+    if quiets and stack[ply, S_CASTLE] != 0 and not in_check(board, stack, meta):
+        n = _gen_castling(board, stack, meta, moves, n)
+    return n
+
+
+@njit_noalloc_inline
+def _gen_piece(
+    board: BoardArray, moves: MoveArray, n: int, frm: int, us: int, ep: int, quiets: bool
+) -> int:
+    """The pseudo-legal moves of the piece of ``us`` on ``frm``, appended from ``n``."""
     fwd = 10 if us == WHITE else -10
     # pawns on these mailbox ranges stand on their start rank / are about to promote
     start_lo = 31 if us == WHITE else 81
     promo_lo = 81 if us == WHITE else 31
-    n = 0
-    for frm in range(21, 99):
-        piece = board[frm]
-        if piece <= 0 or (piece >> 3) != us:
-            continue
-        ptype = piece & 7
-        if ptype == PAWN:
-            to = frm + fwd
-            last = promo_lo <= frm <= promo_lo + 7
-            if board[to] == 0:
-                if last:
-                    n = _add_pawn_moves(moves, n, frm, to, 0, True)
-                elif quiets:
+    piece = board[frm]
+    ptype = piece & 7
+    if ptype == PAWN:
+        to = frm + fwd
+        last = promo_lo <= frm <= promo_lo + 7
+        if board[to] == 0:
+            if last:
+                n = _add_pawn_moves(moves, n, frm, to, 0, True)
+            elif quiets:
+                moves[n] = frm | (to << MOVE_TO_SHIFT)
+                n += 1
+                if start_lo <= frm <= start_lo + 7 and board[to + fwd] == 0:
+                    moves[n] = frm | ((to + fwd) << MOVE_TO_SHIFT) | FLAG_DOUBLE
+                    n += 1
+        for side in (-1, 1):
+            cap = to + side
+            target = board[cap]
+            if target > 0 and (target >> 3) != us:
+                n = _add_pawn_moves(moves, n, frm, cap, FLAG_CAPTURE, last)
+            elif cap == ep and ep != 0:
+                moves[n] = frm | (cap << MOVE_TO_SHIFT) | FLAG_CAPTURE | FLAG_EP
+                n += 1
+    elif ptype == KNIGHT or ptype == KING:  # noqa: SIM109
+        steps = KNIGHT_STEPS if ptype == KNIGHT else KING_STEPS
+        for i in range(8):
+            to = frm + steps[i]
+            target = board[to]
+            if target == 0:
+                if quiets:
                     moves[n] = frm | (to << MOVE_TO_SHIFT)
                     n += 1
-                    if start_lo <= frm <= start_lo + 7 and board[to + fwd] == 0:
-                        moves[n] = frm | ((to + fwd) << MOVE_TO_SHIFT) | FLAG_DOUBLE
-                        n += 1
-            for side in (-1, 1):
-                cap = to + side
-                target = board[cap]
-                if target > 0 and (target >> 3) != us:
-                    n = _add_pawn_moves(moves, n, frm, cap, FLAG_CAPTURE, last)
-                elif cap == ep and ep != 0:
-                    moves[n] = frm | (cap << MOVE_TO_SHIFT) | FLAG_CAPTURE | FLAG_EP
+            elif target > 0 and (target >> 3) != us:
+                moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
+                n += 1
+    else:
+        first = 4 if ptype == ROOK else 0
+        last_dir = 4 if ptype == BISHOP else 8
+        for d in range(first, last_dir):
+            step = BISHOP_STEPS[d] if d < 4 else ROOK_STEPS[d - 4]
+            to = frm + step
+            target = board[to]
+            while target == 0:
+                if quiets:
+                    moves[n] = frm | (to << MOVE_TO_SHIFT)
                     n += 1
-        elif ptype == KNIGHT or ptype == KING:  # noqa: SIM109
-            steps = KNIGHT_STEPS if ptype == KNIGHT else KING_STEPS
-            for i in range(8):
-                to = frm + steps[i]
+                to += step
                 target = board[to]
-                if target == 0:
-                    if quiets:
-                        moves[n] = frm | (to << MOVE_TO_SHIFT)
-                        n += 1
-                elif target > 0 and (target >> 3) != us:
-                    moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
-                    n += 1
-        else:
-            first = 4 if ptype == ROOK else 0
-            last_dir = 4 if ptype == BISHOP else 8
-            for d in range(first, last_dir):
-                step = BISHOP_STEPS[d] if d < 4 else ROOK_STEPS[d - 4]
-                to = frm + step
-                target = board[to]
-                while target == 0:
-                    if quiets:
-                        moves[n] = frm | (to << MOVE_TO_SHIFT)
-                        n += 1
-                    to += step
-                    target = board[to]
-                if target > 0 and (target >> 3) != us:
-                    moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
-                    n += 1
-    if quiets and stack[ply, S_CASTLE] != 0 and not in_check(board, stack, meta):
-        n = _gen_castling(board, stack, meta, moves, n)
+            if target > 0 and (target >> 3) != us:
+                moves[n] = frm | (to << MOVE_TO_SHIFT) | FLAG_CAPTURE
+                n += 1
     return n
 
 
