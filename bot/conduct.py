@@ -104,12 +104,13 @@ class Conduct:
         return self.draw.accept and self._drawish(fullmove)
 
     def should_resign(self, *, abortable: bool, our_clock_s: float, their_clock_s: float,
-                      increment_s: float) -> bool:
+                      their_increment_s: float) -> bool:
         """Resign now? Never while the game can be aborted, never against an opponent
-        who is lower on time in a game without increment (they may still lose on time)."""
+        who is lower on time and gets no increment (they may still lose on time; their own
+        increment is what counts, as a berserked side has none)."""
         if not self.resign.enabled or abortable:
             return False
-        if increment_s <= 0 and their_clock_s < our_clock_s:
+        if their_increment_s <= 0 and their_clock_s < our_clock_s:
             return False
         last = self.last
         if last is not None and last.tablebase_wdl is not None:

@@ -429,6 +429,7 @@ class Game:
         if len(moves) != len(self.moves):
             self._idle_since = time.monotonic()
             self._move_failed = False
+            self._resyncs = 0  # back in step: MAX_RESYNCS counts resyncs in a row, not per game
             if len(moves) != self._ponder_plies:
                 self._stop_pondering()
         self.board = board
@@ -623,9 +624,12 @@ class Game:
             self._mover_thinking = False
         self._record_verdict(chosen, len(moves))
         ours, theirs = self._clocks()
-        increment_s = self.state.winc_s if self.state is not None else 0.0
+        their_increment_s = 0.0
+        if self.state is not None:
+            white = self.context.color == chess.WHITE
+            their_increment_s = self.state.binc_s if white else self.state.winc_s
         if self.conduct.should_resign(abortable=len(moves) < 2, our_clock_s=ours,
-                                      their_clock_s=theirs, increment_s=increment_s):
+                                      their_clock_s=theirs, their_increment_s=their_increment_s):
             log.info("resigning: the score has been lost for %d moves", self.config.resign.moves)
             await self._command("resign", self.client.resign(self.id))
             return

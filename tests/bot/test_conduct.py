@@ -13,7 +13,7 @@ from bot.config import DrawConfig, ResignConfig
 
 DRAW = DrawConfig(offer=True, accept=True, margin_cp=20, moves=3, min_move=30)
 RESIGN = ResignConfig(enabled=True, threshold_cp=-800, moves=2)
-CLOCKS = {"our_clock_s": 60.0, "their_clock_s": 60.0, "increment_s": 0.0}
+CLOCKS = {"our_clock_s": 60.0, "their_clock_s": 60.0, "their_increment_s": 0.0}
 
 
 def test_mates_count_as_huge_scores() -> None:
@@ -82,11 +82,11 @@ def test_resign_never_while_abortable_or_against_a_lower_clock_without_increment
     conduct.record(-2000)
     assert not conduct.should_resign(abortable=True, **CLOCKS)
     assert not conduct.should_resign(abortable=False, our_clock_s=30.0, their_clock_s=10.0,
-                                     increment_s=0.0)
+                                     their_increment_s=0.0)
     assert conduct.should_resign(abortable=False, our_clock_s=30.0, their_clock_s=10.0,
-                                 increment_s=2.0)
+                                 their_increment_s=2.0)
     assert conduct.should_resign(abortable=False, our_clock_s=10.0, their_clock_s=30.0,
-                                 increment_s=0.0)
+                                 their_increment_s=0.0)
     disabled = Conduct(DRAW, ResignConfig(enabled=False, threshold_cp=-800, moves=2))
     disabled.record(-2000)
     disabled.record(-2000)

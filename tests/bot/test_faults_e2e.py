@@ -109,3 +109,22 @@ async def test_5xx_bursts_and_a_slow_server(tmp_path: Path) -> None:
         assert run.task.result() == 0
     for record in records:
         assert_won(record)
+
+
+async def test_resyncs_are_counted_in_a_row_not_per_game(tmp_path: Path) -> None:
+    """A refused move leaves our turn with no move on its way: the game resyncs. Four such
+    stalls in one game, each followed by normal play, are four recoveries, not a reason to
+    give the game up (the limit is on resyncs in a row)."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.3) as server:
+        async with running_bot(server, make_config(tmp_path)) as run:
+            (game_id,) = await start_games(server, 1)
+            for _ in range(4):
+                reached = len(server.game_record(game_id).moves)
+                server.fail(400, f"/api/bot/game/{game_id}/move/*", count=1)
+                assert await plies(server, game_id, reached + 4)
+            record = await server.wait_for_game_end(game_id, 60)
+        assert run.task.result() == 0
+    assert_won(record)
+    assert run.metrics.rejected_moves == 4
+    assert run.metrics.resyncs >= 4
