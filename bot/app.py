@@ -72,6 +72,12 @@ NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 Notify = Callable[[str], object]
 
 
+def holds_slot(challenge: Challenge) -> bool:
+    """Does the game of this challenge take one of the real-time slots (concurrency)?
+    Correspondence and unlimited games (speed correspondence) are visited, never held."""
+    return challenge.speed != "correspondence"
+
+
 class FatalError(Exception):
     """The bot cannot run: bad token, wrong account type, engine that does not start."""
 
@@ -299,11 +305,17 @@ class Bot:
                 async with asyncio.timeout(QUEUE_TICK_S):
                     await self._slot_freed.wait()
             self._slot_freed.clear()
-            if self.queue and self.accepting and self.busy() >= limit:
+            if self.accepting and any(holds_slot(c) for c in self.queue) \
+                    and self.busy() >= limit:
                 await self.matchmaker.yield_slot()  # an incoming game beats our challenge
             self.queue = deque(sort_queue(self.queue, self.config.challenge.sort))
-            while self.queue and self.accepting and self.busy() < limit:
-                challenge = self.queue.popleft()
+            while self.accepting:
+                # Correspondence games hold no real-time slot: they never wait for one.
+                challenge = next((c for c in self.queue
+                                  if not holds_slot(c) or self.busy() < limit), None)
+                if challenge is None:
+                    break
+                self.queue.remove(challenge)
                 self._remember(challenge.id)
                 verdict = finer_verdict(challenge, self.config.challenge,
                                         self.book.situation(self.block_lists.names))
@@ -311,7 +323,8 @@ class Bot:
                     log.info("challenge %s: declining (%s)", challenge.id, verdict.why)
                     await self._decline(challenge.id, verdict.reason)
                     continue
-                self.accepted[challenge.id] = time.monotonic()
+                if holds_slot(challenge):
+                    self.accepted[challenge.id] = time.monotonic()
                 try:
                     await self.client.accept_challenge(challenge.id)
                 except (RequestError, Unavailable) as exc:

@@ -47,6 +47,9 @@ NO_OPPONENT_WAIT_S: Final = 60.0  # nobody suitable online: look again after thi
 REQUEST_DEADLINE_S: Final = 10.0  # one create/cancel request, retries included
 DAY_S: Final = 86400.0
 DEFAULT_RATING: Final = 1500  # the rating of a perf never played
+# An opponent at its daily bot-game cap, when the reply does not say for how long: its window
+# is a rolling day, so an hour is a polite first guess that does not lose it for a whole day.
+CAPPED_OPPONENT_DEFAULT_S: Final = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,11 @@ def weighted_order(weights: Mapping[str, float], rng: random.Random) -> list[str
         order.append(name)
         del left[name]
     return order
+
+
+def capped_key(opponent_id: str) -> str:
+    """The back-off key of an opponent at its daily bot-game cap (every time control)."""
+    return f"{opponent_id.lower()}|capped"
 
 
 class MatchState:
@@ -196,7 +204,10 @@ class Matchmaker:
 
     @property
     def pending_count(self) -> int:
-        return 0 if self.pending is None else 1
+        """Real-time slots our pending challenge holds (a correspondence game holds none)."""
+        if self.pending is None or speed_of(self.pending.offer.time_control) == "correspondence":
+            return 0
+        return 1
 
     # --- events from the app ------------------------------------------------------------
 
@@ -222,15 +233,17 @@ class Matchmaker:
 
     async def yield_slot(self) -> None:
         """An incoming challenge needs the slot our pending challenge holds: cancel it."""
-        if self.pending is not None:
+        if self.pending is not None and self.pending_count:
             pending, self.pending = self.pending, None
             log.info("matchmaking: cancelling our challenge to %s for an incoming one",
                      pending.offer.name)
             await self._cancel(pending.challenge_id)
 
     async def stop(self) -> None:
-        """Shutdown: withdraw a pending challenge."""
-        await self.yield_slot()
+        """Shutdown: withdraw a pending challenge, correspondence or not."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            await self._cancel(pending.challenge_id)
 
     def _give_up(self, why: str) -> None:
         assert self.pending is not None
@@ -305,7 +318,8 @@ class Matchmaker:
                         continue
                     if recent_limit is not None and recent.get(bot_id, 0) >= recent_limit:
                         continue
-                    if self.state.backed_off(f"{bot_id}|{time_control}", now):
+                    if self.state.backed_off(f"{bot_id}|{time_control}", now) \
+                            or self.state.backed_off(capped_key(bot_id), now):
                         continue
                     rating = ratings_from_account(bot).get(perf, DEFAULT_RATING)
                     if low <= rating <= high:
@@ -339,9 +353,11 @@ class Matchmaker:
         except RequestError as exc:
             key, seconds = ratelimit_of(exc.body)
             if key == BOT_DAY_KEY:
+                # The cap is the opponent's, whatever the time control: skip the opponent.
+                skip_s = seconds if seconds > 0 else CAPPED_OPPONENT_DEFAULT_S
                 log.info("matchmaking: %s reached its daily bot games; skipping it for "
-                         "%.0f s", offer.name, seconds)
-                self.state.skip_for(offer.key, seconds, now)
+                         "%.0f s", offer.name, skip_s)
+                self.state.skip_for(capped_key(offer.opponent), skip_s, now)
             else:
                 wait_s = self.state.back_off(offer.key, self.settings.backoff_s,
                                              self.settings.max_backoff_s, now)

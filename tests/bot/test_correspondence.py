@@ -186,6 +186,25 @@ async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
         assert blitzer  # the blitzer's account played the real-time game
 
 
+async def test_a_correspondence_challenge_never_waits_for_a_real_time_slot(
+        tmp_path: Path) -> None:
+    """Concurrency 1, taken by a real-time game: a correspondence challenge is accepted at
+    once, and the bot makes its first move there while the real-time game goes on."""
+    quiet_logs()
+    config = corr_config(tmp_path)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        server.add_account("penpal", bot=False)
+        server.add_account("blitzer", bot=False)
+        token = server.add_account(BOT, bot=True)
+        async with running_bot(server, config, token=token):
+            await server.challenge("blitzer", BOT, 600, 0)
+            live = await server.wait_for_game("blitzer", timeout_s=10)
+            _game_id, plies = await penpal_game(server)
+            assert plies() == 1
+            assert not server.game_record(live).finished  # the slot was never freed
+            server.end_game(live, "draw")
+
+
 async def test_a_visit_that_cannot_think_leaves_without_resigning(tmp_path: Path) -> None:
     """No engine today: the game waits for the next visit (it has days), never resigned."""
     quiet_logs()

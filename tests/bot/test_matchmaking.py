@@ -22,6 +22,7 @@ from bot.matchmaking import (
     Matchmaker,
     MatchState,
     Offer,
+    capped_key,
     speed_of,
     weighted_order,
 )
@@ -191,6 +192,18 @@ async def test_choose_keeps_to_the_rating_window_and_skips_who_it_must(
     # An unplayed perf counts as 1500 (within -100..+200 of our 1600 here).
     assert mm.choose([bot("Newcomer", None)], now) is not None
     assert mm.choose([bot("Weak", 1499), bot("Tired")], now) is None
+
+
+async def test_an_opponent_at_its_daily_cap_is_skipped_in_every_time_control(
+        tmp_path: Path, client: Lichess) -> None:
+    mm = matchmaker(tmp_path, client, time_controls={"3+2": 1.0, "5+3": 1.0, "1+0": 1.0})
+    now = time.time()
+    mm.state.skip_for(capped_key("Capped"), 3600, now)
+    picks = {mm.choose([bot("Capped"), bot("Fresh")], now).opponent  # type: ignore[union-attr]
+             for _ in range(30)}
+    assert picks == {"fresh"}
+    assert mm.choose([bot("Capped")], now) is None
+    assert mm.choose([bot("Capped")], now + 3601) is not None
 
 
 async def test_choose_prefers_opponents_played_least_lately(tmp_path: Path,

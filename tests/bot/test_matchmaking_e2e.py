@@ -109,7 +109,7 @@ async def test_daily_bot_game_caps_theirs_skipped_ours_waited_out(tmp_path: Path
         assert abs(book["bots_capped_until"] - (time.time() + day_s)) < 120
         backoff = state["backoff"]
         assert isinstance(backoff, dict)
-        until, _level = backoff["capped|1+0"]
+        until, _level = backoff["capped|capped"]  # the opponent, whatever the time control
         assert abs(until - (time.time() + day_s)) < 120
         assert len(ours(server)) == 1
         # After a restart the pause still holds: the bot stays idle and sends nothing.
