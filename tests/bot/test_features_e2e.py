@@ -332,3 +332,33 @@ async def test_book_and_online_sources_play_in_real_games(tmp_path: Path) -> Non
     # Out of the explorer after two misses in a row: the engine plays and it stops asking.
     assert fixtures.requests["explorer"] == 3
     assert fixtures.requests["cloud_eval"] >= 2
+
+
+async def test_online_sources_from_the_config_ask_the_configured_server(tmp_path: Path) -> None:
+    """online.* switched on in the config, no hooks: the bot asks the server it plays on
+    (here the sandbox's own stand-ins) and plays what they answer."""
+    quiet_logs()
+    start = chess.Board()
+    after = chess.Board()
+    for uci in ("b2b3", "e7e5"):
+        after.push_uci(uci)
+    online = """
+online:
+  explorer: {enabled: true, timeout_s: 1.0}
+  cloud_eval: {enabled: true, timeout_s: 1.0, min_depth: 20}
+"""
+    config = make_config(tmp_path, online)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        server.online.add_cloud_eval(start.fen(), "b2b3 e7e5", depth=30, cp=10)
+        server.online.add_explorer_move(after.fen(), "c1b2", white=40, draws=30, black=30)
+        rival = Human(server, "rival")
+        async with running_bot(server, config):
+            game_id = await server.challenge("rival", BOT, 120, 1, color="black")
+            await rival.move_after(game_id, 1, "e7e5")
+            await until(lambda: len(server.game_record(game_id).moves) >= 3,
+                        what="the bot's second move")
+            await rival.post(game_id, "resign")
+            record = await server.wait_for_game_end(game_id, 20)
+    assert record.moves[:3] == ("b2b3", "e7e5", "c1b2")
+    assert server.online.requests["cloud_eval"] >= 1
+    assert server.online.requests["explorer"] >= 2
