@@ -362,3 +362,32 @@ online:
     assert record.moves[:3] == ("b2b3", "e7e5", "c1b2")
     assert server.online.requests["cloud_eval"] >= 1
     assert server.online.requests["explorer"] >= 2
+
+
+async def test_a_suggesting_tablebase_leaves_the_engine_only_the_winning_moves(
+        tmp_path: Path) -> None:
+    """tablebase.quality suggest: the online tablebase names two winning moves (best first,
+    as Lichess sorts them) and the engine must choose between them, over all the queen moves
+    it would rather play."""
+    quiet_logs()
+    fen = "4k3/8/8/8/8/8/3Q4/4K3 w - - 0 1"
+    config = make_config(tmp_path, """
+tablebase: {quality: suggest}
+online:
+  online_tablebase: {enabled: true, timeout_s: 1.0}
+""")
+    async with SandboxServer(keepalive_s=0.5) as server:
+        # A move's category is the opponent's outcome after it: "loss" wins for us.
+        server.online.add_tablebase(fen, "win", [("e1f1", "loss"), ("e1e2", "loss"),
+                                                 ("d2d1", "draw")])
+        rival = Human(server, "rival")
+        async with running_bot(server, config):
+            game_id = await server.challenge("rival", BOT, 120, 1, variant="fromPosition",
+                                             fen=fen, color="black")
+            await until(lambda: game_id in server.lobby.games, what="the game")
+            await until(lambda: len(server.game_record(game_id).moves) >= 1,
+                        what="the bot's move")
+            await rival.post(game_id, "resign")
+            record = await server.wait_for_game_end(game_id, 20)
+    assert record.moves[0] in ("e1f1", "e1e2")
+    assert server.online.requests["tablebase"] >= 1
