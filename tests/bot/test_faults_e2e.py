@@ -6,7 +6,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from bot.game import Game
 from bot.sandbox.opponent import ChallengeSpec
 from bot.sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
@@ -128,3 +132,31 @@ async def test_resyncs_are_counted_in_a_row_not_per_game(tmp_path: Path) -> None
     assert_won(record)
     assert run.metrics.rejected_moves == 4
     assert run.metrics.resyncs >= 4
+
+
+async def test_a_game_that_crashes_is_resigned_and_the_others_play_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug inside one game (here: its state handling raises at the 6th ply) stays in that
+    game's error boundary: that game is resigned, the other is played to its end, and the
+    bot keeps running."""
+    quiet_logs()
+    doomed: list[str] = []
+    original = Game._on_state
+
+    def faulty(self: Game, state: Any, received: float) -> None:
+        if self.id in doomed and len(state.moves) >= 6:
+            raise RuntimeError("a bug in one game")
+        original(self, state, received)
+
+    monkeypatch.setattr(Game, "_on_state", faulty)
+    async with SandboxServer(keepalive_s=0.3) as server:
+        async with running_bot(server, make_config(tmp_path)) as run:
+            first, second = await start_games(server, 2)
+            doomed.append(first)
+            crashed = await server.wait_for_game_end(first, 30)
+            survivor = await server.wait_for_game_end(second, 60)
+            assert not run.task.done()  # the bot itself is still running
+        assert run.task.result() == 0
+    bot_side = "white" if crashed.white.lower() == BOT else "black"
+    assert crashed.status == "resign" and crashed.winner != bot_side
+    assert_won(survivor)
