@@ -108,8 +108,9 @@ def watchdog_interval_s(environ: Mapping[str, str] | None = None) -> float | Non
 async def run_watchdog(environ: Mapping[str, str] | None = None) -> None:
     """Ping WATCHDOG=1 at half the watchdog timeout until cancelled.
 
-    Runs as one task in the bot's TaskGroup: the pings come from the event loop
-    itself, so a loop that stops turning stops them and systemd restarts us.
+    Runs as a task beside the bot on its event loop (`kibitz play` starts it and cancels it
+    when the bot returns): the pings come from the event loop itself, so a loop that stops
+    turning stops them and systemd restarts us.
     Returns at once when there is no watchdog to feed."""
     timeout_s = watchdog_interval_s(environ)
     if timeout_s is None:
