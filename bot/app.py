@@ -66,7 +66,7 @@ ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge holds a slot until its gam
 MAX_QUEUE: Final = 50  # challenges waiting for a slot; more are declined "later"
 REMEMBERED_CHALLENGES: Final = 2000  # ids answered already (reconnects re-send them)
 QUEUE_TICK_S: Final = 5.0  # the challenge queue looks at expired accepts this often
-LEAVE_TIMEOUT_S: Final = 15.0  # after resigning at shutdown, wait this long for the games
+LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 
 Notify = Callable[[str], object]
@@ -365,8 +365,14 @@ class Bot:
         if self.games:
             action = self.config.game.shutdown_action
             log.info("grace period over: %s %d games", action, len(self.games))
-            await asyncio.gather(*(game.leave(action) for game in list(self.games.values())))
-            await self._wait_games(LEAVE_TIMEOUT_S)
+            # One deadline for the requests and the games' ends, so a server that hangs
+            # cannot stretch the stop past systemd's TimeoutStopSec.
+            deadline = time.monotonic() + LEAVE_TIMEOUT_S
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(LEAVE_TIMEOUT_S):
+                    await asyncio.gather(*(game.leave(action)
+                                           for game in list(self.games.values())))
+            await self._wait_games(max(0.0, deadline - time.monotonic()))
 
     async def _wait_games(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

@@ -159,6 +159,33 @@ async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> No
                for text in bot_lines)
 
 
+async def test_shutdown_keeps_its_deadline_when_the_server_hangs_on_resign(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the grace period the resign requests and the wait for the games share one
+    deadline (LEAVE_TIMEOUT_S, shortened here): a server that never answers the resign
+    cannot hold the stop past it, so systemd's TimeoutStopSec is never reached."""
+    import bot.app
+
+    quiet_logs()
+    monkeypatch.setattr(bot.app, "LEAVE_TIMEOUT_S", 1.0)
+    config = make_config(tmp_path)
+    resign = dataclasses.replace(config, game=dataclasses.replace(
+        config.game, shutdown_grace_s=0.3, shutdown_action="resign"))
+    async with SandboxServer(keepalive_s=0.3, claim_win_after_s=30) as server:
+        await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
+                                    challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
+        async with running_bot(server, resign) as run:
+            (game_id,) = await bot_games(server, 1, 20)
+            async with asyncio.timeout(10):
+                while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+            server.delay(60, "/api/bot/game/*/resign")
+            # grace 0.3 s + one 1 s deadline + engines closing: well within 10 s, while the
+            # server holds the resign for 60 s
+            assert await run.finish(timeout_s=10) == EXIT_OK
+        server.clear_faults()
+
+
 async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         tmp_path: Path) -> None:
     quiet_logs()
