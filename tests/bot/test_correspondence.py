@@ -192,6 +192,9 @@ async def test_a_correspondence_challenge_never_waits_for_a_real_time_slot(
     once, and the bot makes its first move there while the real-time game goes on."""
     quiet_logs()
     config = corr_config(tmp_path)
+    # The blitzer never moves: the bot must not abort that game while the test runs.
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game,
+                                                                  abort_after_s=60))
     async with SandboxServer(keepalive_s=0.5) as server:
         server.add_account("penpal", bot=False)
         server.add_account("blitzer", bot=False)
