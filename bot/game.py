@@ -255,14 +255,17 @@ class Game:
             self._server_finished_at = time.monotonic()
 
     async def leave(self, action: str) -> None:
-        """Shutdown: resign (or abort, while abortable) or simply abandon the game."""
+        """Shutdown: resign (or abort, while abortable) or simply abandon the game. The game
+        ends here even when the shutdown's deadline cuts the request short (cancelled)."""
         if self.over:
             return
-        if action == "resign":
-            await self._end_by_request("shutdown")
-        else:
-            self.abandoned = True
-        self._finish("shutdown", status=self.status)
+        try:
+            if action == "resign":
+                await self._end_by_request("shutdown")
+            else:
+                self.abandoned = True
+        finally:
+            self._finish("shutdown", status=self.status)
 
     async def run(self) -> GameOutcome:
         with game_context(self.id):
