@@ -336,7 +336,7 @@ class Bot:
                          challenge.challenger.name)
                 self.book.engage(challenge.id, challenge.challenger.id,
                                  bot=challenge.challenger.is_bot, started=False,
-                                 realtime=challenge.time_control.kind == "clock")
+                                 realtime=holds_slot(challenge))
 
     # --- status and shutdown ---------------------------------------------------------------
 

@@ -234,13 +234,15 @@ class Matchmaker:
     async def yield_slot(self) -> None:
         """An incoming challenge needs the slot our pending challenge holds: cancel it."""
         if self.pending is not None and self.pending_count:
-            pending, self.pending = self.pending, None
             log.info("matchmaking: cancelling our challenge to %s for an incoming one",
-                     pending.offer.name)
-            await self._cancel(pending.challenge_id)
+                     self.pending.offer.name)
+            await self._withdraw()
 
     async def stop(self) -> None:
         """Shutdown: withdraw a pending challenge, correspondence or not."""
+        await self._withdraw()
+
+    async def _withdraw(self) -> None:
         if self.pending is not None:
             pending, self.pending = self.pending, None
             await self._cancel(pending.challenge_id)

@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,3 +179,10 @@ async def post_as(server: SandboxServer, token: str, path: str) -> int:
 
 def quiet_logs() -> None:
     logging.getLogger("bot.sandbox").setLevel(logging.WARNING)
+
+
+async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
+    """Poll the sandbox's state (it has no event to wait on) until `condition` holds."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.05)

@@ -30,6 +30,7 @@ from tests.bot.e2e_support import (
     quiet_logs,
     running_bot,
     strong_opponent,
+    wait_for,
 )
 
 
@@ -141,10 +142,8 @@ async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> No
             # A takeback request is declined (takeback.max_per_game is 0 by default).
             assert await post_as(server, token,
                                  f"/api/board/game/{game_id}/takeback/yes") == 200
-            async with asyncio.timeout(5):
-                while not any(line.text == "Takeback declined"  # noqa: ASYNC110
-                              for line in server.game_record(game_id).chat):
-                    await asyncio.sleep(0.05)
+            await wait_for(lambda: any(line.text == "Takeback declined"
+                                       for line in server.game_record(game_id).chat), 5)
             # The rival leaves: the bot claims the win once Lichess allows it.
             await rival.stop()
             record = await server.wait_for_game_end(game_id, 20)

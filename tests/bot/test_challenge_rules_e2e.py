@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import pytest
 
 from bot.sandbox.challenges import Challenge
 from bot.sandbox.server import SandboxServer
-from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot
+from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot, wait_for
 
 
 @dataclass(frozen=True)
@@ -79,12 +78,6 @@ CASES = {
         Ask("robo", "later", bot=True), Ask("person", "accepted")),
         state={"bots_capped_until": time.time() + 3600}),
 }
-
-
-async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not condition():  # noqa: ASYNC110 - the sandbox's state has no event to wait on
-            await asyncio.sleep(0.05)
 
 
 def answered(challenge: Challenge) -> str | None:

@@ -23,7 +23,15 @@ from bot.game import Game, Me, Metrics, ThinkingLoad
 from bot.hooks import GameHooks
 from bot.lichess import Lichess
 from bot.sandbox.server import SandboxServer
-from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
+from tests.bot.e2e_support import (
+    BOT,
+    assert_legal,
+    make_config,
+    post_as,
+    quiet_logs,
+    running_bot,
+    wait_for,
+)
 
 
 def entry(game_id: str, *, speed: str = "correspondence", my_turn: bool = True,
@@ -125,12 +133,6 @@ def corr_config(tmp_path: Path) -> Config:
     return dataclasses.replace(
         config, challenge=dataclasses.replace(config.challenge, speeds=speeds),
         correspondence=CorrespondenceConfig(think_s=0.1, checkin_interval_s=1.0))
-
-
-async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not condition():  # noqa: ASYNC110 - the sandbox's state has no event to wait on
-            await asyncio.sleep(0.05)
 
 
 async def opponent_moves(server: SandboxServer, token: str, game_id: str) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from bot.config import Config
@@ -16,7 +15,14 @@ from bot.sandbox.challenges import Challenge
 from bot.sandbox.opponent import ChallengeSpec
 from bot.sandbox.ratelimit import RateLimits
 from bot.sandbox.server import SandboxServer
-from tests.bot.e2e_support import BOT, make_config, post_as, quiet_logs, running_bot
+from tests.bot.e2e_support import (
+    BOT,
+    make_config,
+    post_as,
+    quiet_logs,
+    running_bot,
+    wait_for,
+)
 
 MATCHMAKING = """
 matchmaking:
@@ -39,13 +45,6 @@ def matchmaking_config(tmp_path: Path, *, timeout_s: float = 10, concurrency: in
 def ours(server: SandboxServer) -> list[Challenge]:
     """Challenges the bot sent, oldest first."""
     return [c for c in server.lobby.challenges.values() if c.challenger.id == BOT]
-
-
-async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    """Poll the sandbox's state (it has no event to wait on) until `condition` holds."""
-    async with asyncio.timeout(timeout_s):
-        while not condition():  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
 
 
 def seed_recent_games(tmp_path: Path, *opponents: str) -> None:
