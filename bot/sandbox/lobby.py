@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -66,6 +67,9 @@ class Lobby:
         self.games: dict[str, Game] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self.finished_waiters: list[tuple[str, asyncio.Future[Game]]] = []
+        # Every reply's status, by the account that asked (None: no valid token), so a test
+        # can tell exactly which 429s a client earned.
+        self.replies: Counter[tuple[str | None, int]] = Counter()
 
     # --- challenges ----------------------------------------------------------------------
 

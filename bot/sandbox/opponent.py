@@ -94,6 +94,19 @@ class Opponent:
         self._engine_lock = asyncio.Lock()
         self._playing: set[str] = set()
         self._finished: dict[str, asyncio.Event] = {}
+        self._may_move = asyncio.Event()
+        self._may_move.set()
+        self._moving = asyncio.Lock()  # held while a move is chosen and sent
+
+    async def hold_moves(self) -> None:
+        """Make no more moves (game streams stay open, so the player is not gone); returns
+        once no move is being chosen or sent, so the games' positions stay as they are."""
+        self._may_move.clear()
+        async with self._moving:
+            pass
+
+    def release_moves(self) -> None:
+        self._may_move.set()
 
     def finished(self, game_id: str) -> asyncio.Event:
         """An event set once this opponent has seen `game_id` finish."""
@@ -278,8 +291,7 @@ class Opponent:
                         for uci in state["moves"].split():
                             board.push_uci(uci)
                         if board.turn == color and not board.is_game_over():
-                            move = await self._choose(board, state)
-                            await self._post_move(game_id, move)
+                            await self._move(game_id, board, state)
             except aiohttp.ClientResponseError as exc:
                 if 400 <= exc.status < 500 and exc.status != 429:
                     log.warning("opponent %s: cannot stream game %s: %s %s", self.username,
@@ -290,6 +302,14 @@ class Opponent:
                 log.debug("opponent %s: game stream %s ended: %r", self.username, game_id, exc)
             last_moves = None
             await asyncio.sleep(RECONNECT_S)
+
+    async def _move(self, game_id: str, board: chess.Board, state: dict[str, Any]) -> None:
+        while True:
+            await self._may_move.wait()
+            async with self._moving:
+                if self._may_move.is_set():  # not held while this task waited for the lock
+                    await self._post_move(game_id, await self._choose(board, state))
+                    return
 
     async def _answer_offers(self, game_id: str, state: dict[str, Any], color: chess.Color,
                              answered: set[str]) -> None:

@@ -82,9 +82,15 @@ class Api:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        token_owner = self._token_owner(request)
+        response = await self._reply(request, handler, token_owner)
+        self.lobby.replies[(token_owner, response.status)] += 1
+        return response
+
+    async def _reply(self, request: web.Request, handler: Handler,
+                     token_owner: str | None) -> web.StreamResponse:
         html = self.lobby.settings.limits.html_bodies
         try:
-            token_owner = self._token_owner(request)
             fired = self.faults.take(request.method, request.path, token_owner)
             if fired:
                 injected = await apply(fired)

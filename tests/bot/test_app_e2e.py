@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import chess
 import pytest
 
 from bot.app import EXIT_ACCOUNT, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, run_bot
@@ -131,6 +132,13 @@ async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> No
                                                 challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1, 20)
             token = server.account("rival").token
+            # Both sides have moved; then the rival stops moving, so the position holds still
+            # on the rival's turn while its takeback proposal waits for the bot's answer (a
+            # move in between would cancel the proposal before the bot declines it).
+            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2, 20)
+            await rival.hold_moves()
+            rival_color = server.game(game_id).players[chess.WHITE].username == "rival"
+            await wait_for(lambda: server.game(game_id).turn == rival_color, 20)
             hostile = ["!help", "!eval", "!" * 500, "x" * 5000, "visit https://evil.example now",
                        "\x00\x1b[31m\u202e!help", "!pv off", "!name\n!name", "\ud7ff" * 10]
             async with aiohttp.ClientSession(
