@@ -28,8 +28,9 @@ from bot.features.wiring import FeatureError, Features
 from bot.game.conduct import TakebackLedger
 from bot.game.correspondence import CorrespondenceDesk
 from bot.game.engines import EngineFailure, EnginePool, EngineSpec
-from bot.game.game import Game, Me, Metrics, ThinkingLoad
+from bot.game.game import Game, Me
 from bot.game.hooks import GameHooks
+from bot.game.metrics import Metrics, ThinkingLoad
 from bot.lichess.client import (
     AuthError,
     ClientTimings,
@@ -49,6 +50,7 @@ from bot.lichess.events import (
     GameInfo,
     GameStart,
     UnknownEvent,
+    is_ongoing,
     parse_event,
 )
 from bot.ops.config import Config
@@ -203,7 +205,7 @@ class Bot:
         self.accepted.pop(info.game_id, None)
         if info.game_id in self.games:
             return  # re-sent after a reconnect
-        if info.status not in ("started", "created"):
+        if not is_ongoing(info.status):
             return
         self.matchmaker.on_game_start(info)
         self.book.engage(info.game_id, info.opponent_id,

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from bot.app import run_bot
-from bot.game.game import Metrics
+from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config
 

@@ -28,7 +28,8 @@ import chess.engine
 import chess.pgn
 
 from bot.game.hooks import GameContext, SourcedMove
-from bot.lichess.events import STARTPOS, Color, GameFull, GameState, Player
+from bot.game.position import common_prefix
+from bot.lichess.events import STARTPOS, Color, GameFull, GameState, GameStatus, Player
 from bot.ops.config import PgnConfig
 
 log = logging.getLogger(__name__)
@@ -108,9 +109,7 @@ class GameRecord:
         """Follow a gameState: new moves get the mover's clock, a takeback drops moves."""
         moves = list(state.moves)
         if moves[: len(self.moves)] != self.moves:  # a takeback (or a rebuilt list)
-            common = 0
-            while common < min(len(moves), len(self.moves)) and moves[common] == self.moves[common]:
-                common += 1
+            common = common_prefix(tuple(moves), tuple(self.moves))
             self.clocks_s = {p: c for p, c in self.clocks_s.items() if p < common}
             self.notes = {p: n for p, n in self.notes.items() if p < common}
             self.first_seen_ply = min(self.first_seen_ply, common)
@@ -118,8 +117,8 @@ class GameRecord:
         self.moves = moves
         if grew and moves:
             last = len(moves) - 1
-            white_moved = self._mover(last) == "white"
-            self.clocks_s[last] = state.wtime_s if white_moved else state.btime_s
+            mover = chess.WHITE if self._mover(last) == "white" else chess.BLACK
+            self.clocks_s[last] = state.clock_for(mover).time_s
 
     def note_search(self, ply: int, note: SearchNote) -> None:
         """Our search behind the move at ``ply`` (0-based index in the game's move list)."""
@@ -413,7 +412,7 @@ class PgnObserver:
         ))
 
     async def game_finished(self, status: str, winner: str | None) -> None:
-        if not self.config.enabled or status == "aborted":  # an aborted game is no game
+        if not self.config.enabled or status == GameStatus.ABORTED:  # an aborted game is no game
             return
         exported = None
         if not self.record.complete and self.fetch_export is not None:

@@ -19,7 +19,7 @@ from bot.features.pgn import PgnObserver, fetch_export, save_unwatched
 from bot.features.tablebase import TablebaseError
 from bot.game.hooks import ChatCommandHandler, GameContext, GameHooks, GameObserver
 from bot.lichess.client import USER_AGENT
-from bot.lichess.events import GameFull, GameInfo
+from bot.lichess.events import GameFull, GameInfo, GameStatus
 from bot.ops.config import Config
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class Features:
 
     async def _save_unwatched(self, info: GameInfo) -> None:
         """A game that ended between visits: its PGN from the server's export."""
-        if info.status == "aborted":  # an aborted game is no game
+        if info.status == GameStatus.ABORTED:  # an aborted game is no game
             return
         exported = await self._export(info.game_id)
         if exported is None:

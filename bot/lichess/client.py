@@ -17,7 +17,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Final
@@ -120,6 +120,17 @@ class StreamOpened:
     """Yielded by `follow` each time a stream is (re)opened: what comes next may repeat."""
 
     attempt: int
+
+
+async def attempt(what: str, request: Awaitable[object]) -> bool:
+    """Await one command; a refusal or a server out of reach is logged as `what`, not raised
+    (an `AuthError` still is). True if the server took it."""
+    try:
+        await request
+    except (RequestError, Unavailable) as exc:
+        log.warning("%s: %s", what, exc)
+        return False
+    return True
 
 
 def backoff_delay_s(attempt: int, base_s: float, cap_s: float) -> float:

@@ -7,14 +7,45 @@ breaking a stream.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+import chess
 
 STARTPOS: Final = "startpos"
 UNLIMITED_MS: Final = 2147483647  # Int.MaxValue: what Lichess sends for a game without a clock
 
 Color = Literal["white", "black"]
+
+
+class GameStatus(enum.StrEnum):
+    """The status names lila sends (scalachess `Status`); a record keeps the raw name, so a
+    status added later still reads, and compares equal to these."""
+
+    CREATED = "created"
+    STARTED = "started"
+    ABORTED = "aborted"
+    MATE = "mate"
+    RESIGN = "resign"
+    STALEMATE = "stalemate"
+    TIMEOUT = "timeout"
+    DRAW = "draw"
+    OUT_OF_TIME = "outoftime"
+    CHEAT = "cheat"
+    NO_START = "noStart"
+    UNKNOWN_FINISH = "unknownFinish"
+    INSUFFICIENT_MATERIAL_CLAIM = "insufficientMaterialClaim"
+    VARIANT_END = "variantEnd"
+
+
+ONGOING: Final = frozenset({GameStatus.CREATED, GameStatus.STARTED})
+
+
+def is_ongoing(status: str) -> bool:
+    """A game in this status goes on (nothing has ended it yet)."""
+    return status in ONGOING
 
 
 class EventError(ValueError):
@@ -293,6 +324,18 @@ class Player:
 
 
 @dataclass(frozen=True, slots=True)
+class SideClock:
+    time_s: float
+    increment_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SideOffers:
+    draw: bool
+    takeback: bool
+
+
+@dataclass(frozen=True, slots=True)
 class GameState:
     moves: tuple[str, ...]
     wtime_s: float
@@ -308,7 +351,19 @@ class GameState:
 
     @property
     def is_over(self) -> bool:
-        return self.status not in ("created", "started")
+        return not is_ongoing(self.status)
+
+    def clock_for(self, color: chess.Color) -> SideClock:
+        """`color`'s clock and increment, as of this state."""
+        if color == chess.WHITE:
+            return SideClock(self.wtime_s, self.winc_s)
+        return SideClock(self.btime_s, self.binc_s)
+
+    def offers_for(self, color: chess.Color) -> SideOffers:
+        """What `color` offers in this state (a draw, a takeback)."""
+        if color == chess.WHITE:
+            return SideOffers(self.wdraw, self.wtakeback)
+        return SideOffers(self.bdraw, self.btakeback)
 
 
 @dataclass(frozen=True, slots=True)

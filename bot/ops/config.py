@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import yaml
 
@@ -32,6 +32,7 @@ CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 QUEUE_ORDERS = ("first", "best")
+ShutdownAction = Literal["resign", "abandon"]  # what the games still running get at a stop
 MATCHMAKING_VARIANTS = ("standard", "chess960")  # fromPosition needs a FEN of our choosing
 MATCHMAKING_MODES = ("rated", "casual")
 # What Lichess accepts in a challenge: clock.limit seconds, increments, days per move.
@@ -391,7 +392,8 @@ class GameConfig:
     abort_after_s: float = _key(30.0, _number(0, exclusive_min=True))
     claim_victory: bool = _key(True, _boolean)
     shutdown_grace_s: float = _key(60.0, _number(0))
-    shutdown_action: str = _key("resign", _choice("resign", "abandon"))
+    shutdown_action: ShutdownAction = _key(  # noqa: RUF009 (a str, immutable)
+        "resign", _choice(*get_args(ShutdownAction)))
 
 
 @dataclass(frozen=True)

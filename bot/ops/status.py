@@ -13,12 +13,13 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import chess
 import chess.engine
 
-from bot.game.game import Game, Metrics
+from bot.game.game import Game, GameSnapshot
+from bot.game.metrics import Metrics
 from bot.ops.logs import LiveHandler
 
 log = logging.getLogger(__name__)
@@ -160,28 +161,24 @@ def _pv_san(board: chess.Board, pv: object) -> str:
     return " ".join(sans)
 
 
-def view_of(game: Game) -> GameView | None:
-    """What the status shows of one game; None before its first full state."""
+def view_of(game: GameSnapshot) -> GameView:
+    """What the status shows of one game."""
     context, board = game.context, game.board
-    if context is None or board is None:
-        return None
-    ours_s, theirs_s = game._clocks()
     moves = ""
     if board.move_stack:
         before = board.copy()
         last = before.pop()
         moves = _numbered_san(before, last)
     score, pv = "", ""
-    last_search: tuple[chess.Board, Mapping[str, Any]] | None = game._last_search
-    if last_search is not None:
-        searched, info = last_search
+    if game.last_search is not None:
+        searched, info = game.last_search
         score = short_score(info.get("score"), context.color)
         pv = _pv_san(searched, info.get("pv"))
     return GameView(
-        game_id=game.id, opponent=context.opponent.name,
+        game_id=game.game_id, opponent=context.opponent.name,
         color="white" if context.color == chess.WHITE else "black",
-        our_clock_s=ours_s, their_clock_s=theirs_s, score=score, moves=moves, pv=pv,
-        our_turn=board.turn == context.color and not game.over)
+        our_clock_s=game.our_clock_s, their_clock_s=game.their_clock_s, score=score,
+        moves=moves, pv=pv, our_turn=game.our_turn)
 
 
 class BotState(Protocol):
@@ -211,9 +208,9 @@ def bot_status(bot: BotState, tally: GameTally | None = None) -> StatusSource:
         views = []
         for game in list(bot.games.values()):
             games_today.started(game.id)
-            view = view_of(game)
-            if view is not None:
-                views.append(view)
+            shown = game.snapshot()
+            if shown is not None:
+                views.append(view_of(shown))
         return StatusSnapshot(games=tuple(views), challenges_queued=len(bot.queue),
                               games_today=games_today.count(), stopping=not bot.accepting)
 

@@ -17,8 +17,9 @@ import aiohttp
 import chess
 
 from bot.app import run_bot
-from bot.game.game import Me, Metrics
+from bot.game.game import Me
 from bot.game.hooks import GameHooks
+from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config, parse_config
 from sandbox.server import GameRecord, SandboxServer

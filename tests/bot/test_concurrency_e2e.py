@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.game.game import Metrics
+from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config
 from sandbox.opponent import ChallengeSpec

@@ -17,8 +17,9 @@ import chess.pgn
 from bot.game.conduct import TakebackLedger
 from bot.game.correspondence import CorrespondenceDesk, Waiting, our_turns
 from bot.game.engines import EnginePool, EngineSpec
-from bot.game.game import Game, Me, Metrics, ThinkingLoad
+from bot.game.game import Game, Me
 from bot.game.hooks import GameHooks
+from bot.game.metrics import Metrics, ThinkingLoad
 from bot.lichess.client import Lichess
 from bot.lichess.events import GameInfo
 from bot.ops.config import Config, CorrespondenceConfig

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
+import chess
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,7 +19,10 @@ from bot.lichess.events import (
     GameFull,
     GameStart,
     GameState,
+    GameStatus,
     OpponentGone,
+    SideClock,
+    SideOffers,
     UnknownEvent,
     parse_event,
     parse_game_event,
@@ -130,3 +134,14 @@ def test_any_json_gives_an_event_or_an_event_error(raw: object) -> None:
     for parse in (parse_event, parse_game_event):
         with contextlib.suppress(EventError):
             parse(raw)
+
+
+def test_a_state_reads_each_sides_clock_and_offers() -> None:
+    state = GameState(("e2e4",), 50.0, 40.0, 1.0, 2.0, "started", wdraw=True, btakeback=True)
+    assert state.clock_for(chess.WHITE) == SideClock(50.0, 1.0)
+    assert state.clock_for(chess.BLACK) == SideClock(40.0, 2.0)
+    assert state.offers_for(chess.WHITE) == SideOffers(draw=True, takeback=False)
+    assert state.offers_for(chess.BLACK) == SideOffers(draw=False, takeback=True)
+    assert not state.is_over
+    assert GameState((), 1.0, 1.0, 0.0, 0.0, GameStatus.MATE).is_over
+    assert GameState((), 1.0, 1.0, 0.0, 0.0, "someStatusAddedLater").is_over

@@ -7,8 +7,13 @@ import datetime
 import io
 import logging
 
+import chess
+import chess.engine
 import pytest
 
+from bot.game.game import GameSnapshot
+from bot.game.hooks import GameContext
+from bot.lichess.events import Player
 from bot.ops.logs import setup_logging
 from bot.ops.status import (
     GameTally,
@@ -18,6 +23,7 @@ from bot.ops.status import (
     live_lines,
     run_status,
     summary_line,
+    view_of,
 )
 
 GAMES = (
@@ -133,3 +139,24 @@ async def test_a_broken_snapshot_never_stops_the_status(
     await asyncio.gather(task, return_exceptions=True)
     assert len(sent) >= 4 and all("Qa7bX1pz vs alice" in line for line in sent)
     assert "cannot take the status snapshot" in caplog.text
+
+
+def test_a_game_is_shown_from_its_public_snapshot() -> None:
+    board = chess.Board()
+    for san in ("e4", "e5", "Nf3"):
+        board.push_san(san)
+    searched = chess.Board()
+    searched.push_san("e4")
+    searched.push_san("e5")
+    info = {"score": chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE),
+            "pv": [chess.Move.from_uci("g1f3"), chess.Move.from_uci("b8c6")]}
+    context = GameContext(game_id="Qa7bX1pz", variant="standard", speed="blitz", rated=True,
+                          me="kibitz", color=chess.WHITE,
+                          white=Player("kibitz", "kibitz", "BOT", 2000),
+                          black=Player("alice", "alice", None, 1900), initial_fen="startpos",
+                          clock_initial_s=60.0, clock_increment_s=0.0)
+    view = view_of(GameSnapshot(game_id="Qa7bX1pz", context=context, board=board,
+                                our_clock_s=62.4, their_clock_s=58.0,
+                                last_search=(searched, info), our_turn=False))
+    assert view == GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", "2. Nf3",
+                            "Nf3 Nc6", False)

@@ -1,0 +1,93 @@
+"""The watchdog: the timers of one game, and what is due when one runs out.
+
+It aborts a game the opponent never started, claims victory while the opponent is gone,
+asks for a resync when it is our turn and no move is on its way, and ends a game whose
+gameFinish came but whose stream stayed open. It only decides; the game carries it out.
+Times are monotonic seconds passed in, so the decisions follow an injected clock.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+MAX_RESYNCS: Final = 3  # stream reopens in a row before giving up
+STUCK_AFTER_FAILURE_S: Final = 2.0  # our turn, last move request failed: resync after this
+STUCK_AFTER_SENT_S: Final = 10.0  # our turn, move sent but never echoed: resync after this
+FINISH_GRACE_S: Final = 3.0  # gameFinish seen, stream still open: end the game after this
+CLAIM_RETRY_S: Final = 5.0  # retry claim-victory this often while the opponent stays gone
+
+
+class Due(enum.Enum):
+    """What the watchdog asks the game to do."""
+
+    END = "end"  # gameFinish came long ago: end the game
+    ABORT = "abort"  # the opponent never started the game
+    CLAIM_VICTORY = "claim victory"  # the opponent is gone
+    RESYNC = "resync"  # our turn, but no move is on its way
+
+
+class Watchdog:
+    def __init__(self, *, abort_after_s: float, claim_victory: bool, now: float) -> None:
+        self.abort_after_s = abort_after_s
+        self.claim_victory = claim_victory
+        self._turn_began = now
+        self._move_failed = False
+        self._resyncs = 0
+        self._claim_at: float | None = None
+        self._finished_at: float | None = None
+        self._abort_sent = False
+        self._abort_extra_s = 0.0  # granted by the opponent's !wait
+
+    # --- what happened -------------------------------------------------------------------
+
+    def new_ply(self, now: float) -> None:
+        """A move was played or taken back: a new turn, and the game is in step again."""
+        self._turn_began = now
+        self._move_failed = False
+        self._resyncs = 0  # MAX_RESYNCS counts resyncs in a row, not per game
+
+    def move_failed(self) -> None:
+        self._move_failed = True
+
+    def server_finished(self, now: float) -> None:
+        if self._finished_at is None:
+            self._finished_at = now
+
+    def opponent_gone(self, now: float, claim_in_s: float | None) -> None:
+        """The opponent left (victory claimable in `claim_in_s`), or came back (None)."""
+        self._claim_at = None if claim_in_s is None else now + claim_in_s
+
+    def grant_wait(self) -> None:
+        """The opponent asked us to wait (!wait): one more abort period before aborting."""
+        self._abort_extra_s += self.abort_after_s
+
+    def resync(self) -> bool:
+        """Count a resync; False once there were more than MAX_RESYNCS in a row."""
+        self._resyncs += 1
+        return self._resyncs <= MAX_RESYNCS
+
+    # --- what is due ------------------------------------------------------------------------
+
+    def due(self, now: float, *, playing: bool, abortable: bool, our_turn: bool,
+            mover_idle: bool) -> list[Due]:
+        """What to do now, in order; `playing`: the game has its first state."""
+        if self._finished_at is not None and now - self._finished_at > FINISH_GRACE_S:
+            return [Due.END]
+        if not playing:
+            return []
+        due: list[Due] = []
+        waited_s = now - self._turn_began
+        if abortable and not our_turn and not self._abort_sent \
+                and waited_s > self.abort_after_s + self._abort_extra_s:
+            self._abort_sent = True
+            due.append(Due.ABORT)
+        if self._claim_at is not None and now >= self._claim_at and self.claim_victory:
+            self._claim_at = now + CLAIM_RETRY_S
+            due.append(Due.CLAIM_VICTORY)
+        if our_turn and mover_idle:
+            stuck_s = STUCK_AFTER_FAILURE_S if self._move_failed else STUCK_AFTER_SENT_S
+            if waited_s > stuck_s:
+                self._turn_began = now
+                due.append(Due.RESYNC)
+        return due

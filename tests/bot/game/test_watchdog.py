@@ -1,0 +1,80 @@
+"""The watchdog's decisions on an injected clock: abort, claim victory, resync, end."""
+
+from __future__ import annotations
+
+from bot.game.watchdog import (
+    CLAIM_RETRY_S,
+    FINISH_GRACE_S,
+    MAX_RESYNCS,
+    STUCK_AFTER_FAILURE_S,
+    STUCK_AFTER_SENT_S,
+    Due,
+    Watchdog,
+)
+
+ABORT_AFTER_S = 20.0
+
+
+def dog(claim_victory: bool = True) -> Watchdog:
+    return Watchdog(abort_after_s=ABORT_AFTER_S, claim_victory=claim_victory, now=0.0)
+
+
+def their_turn(watchdog: Watchdog, now: float, *, abortable: bool = True) -> list[Due]:
+    return watchdog.due(now, playing=True, abortable=abortable, our_turn=False, mover_idle=True)
+
+
+def our_turn(watchdog: Watchdog, now: float, *, mover_idle: bool = True) -> list[Due]:
+    return watchdog.due(now, playing=True, abortable=False, our_turn=True, mover_idle=mover_idle)
+
+
+def test_an_opponent_who_never_starts_is_aborted_once_and_wait_buys_time() -> None:
+    watchdog = dog()
+    assert their_turn(watchdog, ABORT_AFTER_S) == []
+    watchdog.grant_wait()
+    assert their_turn(watchdog, ABORT_AFTER_S + 1) == []
+    assert their_turn(watchdog, 2 * ABORT_AFTER_S + 1) == [Due.ABORT]
+    assert their_turn(watchdog, 3 * ABORT_AFTER_S) == []  # sent once
+    assert their_turn(dog(), 100.0, abortable=False) == []  # past the second move
+
+
+def test_nothing_is_due_before_the_first_state_except_the_end() -> None:
+    watchdog = dog()
+    assert watchdog.due(100.0, playing=False, abortable=True, our_turn=False,
+                        mover_idle=True) == []
+    watchdog.server_finished(100.0)
+    watchdog.server_finished(101.0)  # the first signal counts
+    assert watchdog.due(100.0 + FINISH_GRACE_S, playing=False, abortable=True,
+                        our_turn=False, mover_idle=True) == []
+    assert watchdog.due(100.1 + FINISH_GRACE_S, playing=False, abortable=True,
+                        our_turn=False, mover_idle=True) == [Due.END]
+
+
+def test_victory_is_claimed_when_claimable_and_again_until_the_opponent_is_back() -> None:
+    watchdog = dog()
+    watchdog.opponent_gone(10.0, 5.0)
+    assert their_turn(watchdog, 14.0, abortable=False) == []
+    assert their_turn(watchdog, 15.0, abortable=False) == [Due.CLAIM_VICTORY]
+    assert their_turn(watchdog, 15.0 + CLAIM_RETRY_S, abortable=False) == [Due.CLAIM_VICTORY]
+    watchdog.opponent_gone(21.0, None)
+    assert their_turn(watchdog, 100.0, abortable=False) == []
+    switched_off = dog(claim_victory=False)
+    switched_off.opponent_gone(0.0, 0.0)
+    assert their_turn(switched_off, 10.0, abortable=False) == []
+
+
+def test_our_turn_with_no_move_on_its_way_resyncs_sooner_after_a_failed_move() -> None:
+    watchdog = dog()
+    assert our_turn(watchdog, STUCK_AFTER_SENT_S + 1, mover_idle=False) == []  # thinking
+    assert our_turn(watchdog, STUCK_AFTER_SENT_S + 1) == [Due.RESYNC]
+    assert our_turn(watchdog, STUCK_AFTER_SENT_S + 2) == []  # the timer starts anew
+    watchdog.new_ply(100.0)
+    watchdog.move_failed()
+    assert our_turn(watchdog, 100.0 + STUCK_AFTER_FAILURE_S + 0.1) == [Due.RESYNC]
+
+
+def test_resyncs_are_counted_in_a_row() -> None:
+    watchdog = dog()
+    assert all(watchdog.resync() for _ in range(MAX_RESYNCS))
+    assert not watchdog.resync()
+    watchdog.new_ply(5.0)  # back in step
+    assert watchdog.resync()
