@@ -70,6 +70,7 @@ REMEMBERED_CHALLENGES: Final = 2000  # ids answered already (reconnects re-send 
 QUEUE_TICK_S: Final = 5.0  # the challenge queue looks at expired accepts this often
 LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
+CRASH_RESIGN_TIMEOUT_S: Final = 10.0  # a crashed game's resign gets at most this
 
 Notify = Callable[[str], object]
 
@@ -247,7 +248,7 @@ class Bot:
             log.error("game %s crashed: %r", game.id, group.exceptions[0],
                       exc_info=group.exceptions[0])
             with contextlib.suppress(LichessError, TimeoutError):
-                await asyncio.wait_for(self.client.resign(game.id), 10.0)
+                await asyncio.wait_for(self.client.resign(game.id), CRASH_RESIGN_TIMEOUT_S)
         finally:
             self.games.pop(game.id, None)
             self.book.release(game.id)  # in case its gameFinish never came

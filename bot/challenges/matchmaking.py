@@ -26,7 +26,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote
 
 import aiohttp
 
@@ -288,17 +287,13 @@ class Matchmaker:
                    self.state.credits_wait_s(self.settings.daily_challenges, now), 0.0)
 
     async def online_bots(self) -> list[dict[str, Any]]:
-        bots = []
         try:
-            async for item in self.client.stream_once(f"/api/bot/online?nb={ONLINE_BOTS}",
-                                                      kind="bot online"):
-                if isinstance(item, dict) and isinstance(item.get("id"), str):
-                    bots.append(item)
+            return await self.client.online_bots(ONLINE_BOTS)
         except AuthError:
             raise
         except (LichessError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("matchmaking: cannot list online bots: %s", exc)
-        return bots
+            return []
 
     def choose(self, bots: Sequence[Mapping[str, Any]], now: float) -> Offer | None:
         """The offer to send: combinations drawn by weight, then a suitable opponent."""
@@ -349,9 +344,8 @@ class Matchmaker:
             return None
         now = time.time()
         try:
-            reply = await self.client.request(
-                "POST", f"/api/challenge/{quote(offer.opponent)}", kind=CREATE_KIND,
-                data=offer.form(), deadline_s=REQUEST_DEADLINE_S)
+            challenge_id = await self.client.create_challenge(
+                offer.opponent, offer.form(), kind=CREATE_KIND, deadline_s=REQUEST_DEADLINE_S)
         except RequestError as exc:
             key, seconds = ratelimit_of(exc.body)
             if key == BOT_DAY_KEY:
@@ -374,9 +368,10 @@ class Matchmaker:
             self.state.pause(wait_s, why, now)
             self.book.note_refusal(exc)
             return None
-        challenge_id = reply.get("id") if isinstance(reply, dict) else None
-        if not isinstance(challenge_id, str):
-            log.warning("matchmaking: the challenge reply has no id: %.200r", reply)
+        except AuthError:
+            raise
+        except LichessError as exc:
+            log.warning("matchmaking: %s", exc)
             return None
         self.state.sent.append(now)
         self.state.save()
@@ -388,7 +383,6 @@ class Matchmaker:
 
     async def _cancel(self, challenge_id: str) -> None:
         try:
-            await self.client.request("POST", f"/api/challenge/{quote(challenge_id)}/cancel",
-                                      kind="challenge", deadline_s=REQUEST_DEADLINE_S)
+            await self.client.cancel_challenge(challenge_id)
         except (RequestError, Unavailable) as exc:
             log.info("matchmaking: cancel %s: %s", challenge_id, exc)

@@ -107,9 +107,7 @@ class CorrespondenceDesk:
     async def check_in(self) -> list[Waiting]:
         self._last_checkin = time.monotonic()
         try:
-            playing = await self.client.request(
-                "GET", "/api/account/playing", kind="playing",
-                params={"nb": str(PLAYING_NB)}, deadline_s=30.0)
+            playing = await self.client.playing(PLAYING_NB)
         except AuthError:
             raise
         except LichessError as exc:

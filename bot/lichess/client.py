@@ -1,6 +1,8 @@
 """Our Lichess client on aiohttp: one session, bearer token, ndjson streams, errors classified once.
 
-Error classes (decided here and nowhere else):
+Every Lichess path the bot uses is written here, behind a typed method.
+
+Error classes (decided in `classify`, for commands and streams alike):
 - 401/403: `AuthError`, fatal for the whole bot.
 - 429: that kind of request only (e.g. the moves of one game) pauses for at least
   `rate_limit_pause_s`, then retries; other kinds keep going. The body may be HTML.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import json
 import logging
 import random
@@ -29,6 +32,8 @@ log = logging.getLogger(__name__)
 
 STREAM_OPENS_PER_WINDOW: Final = 25  # Lichess allows 30 event-stream opens per 10 min per token
 STREAM_OPEN_WINDOW_S: Final = 600.0
+COMMAND_DEADLINE_S: Final = 10.0  # a game or challenge command retries at most this long
+LIST_DEADLINE_S: Final = 30.0  # a listing (our games in progress) retries at most this long
 
 
 def version() -> str:
@@ -120,6 +125,28 @@ class StreamOpened:
     """Yielded by `follow` each time a stream is (re)opened: what comes next may repeat."""
 
     attempt: int
+
+
+class Reply(enum.Enum):
+    """What an HTTP status means to us."""
+
+    OK = "ok"
+    AUTH = "auth"  # 401/403: the token is wrong or lacks a scope
+    RATE_LIMITED = "rate limited"  # 429: this kind of request pauses
+    REFUSED = "refused"  # another 4xx: the server's final answer
+    SERVER_ERROR = "server error"  # 5xx: worth retrying
+
+
+def classify(status: int) -> Reply:
+    if 200 <= status < 300:
+        return Reply.OK
+    if status in (401, 403):
+        return Reply.AUTH
+    if status == 429:
+        return Reply.RATE_LIMITED
+    if status < 500:
+        return Reply.REFUSED
+    return Reply.SERVER_ERROR
 
 
 async def attempt(what: str, request: Awaitable[object]) -> bool:
@@ -246,14 +273,15 @@ class Lichess:
             except (aiohttp.ClientError, TimeoutError) as exc:
                 problem = f"network error: {type(exc).__name__}: {exc}"
             else:
-                if 200 <= status < 300:
+                reply = classify(status)
+                if reply is Reply.OK:
                     try:
                         return json.loads(body) if body.strip() else None
                     except ValueError:
                         return None
-                if status in (401, 403):
+                if reply is Reply.AUTH:
                     raise AuthError(status, error_message(body))
-                if status == 429:
+                if reply is Reply.RATE_LIMITED:
                     wait_s = rate_limit_wait_s(body, resp_headers, self.timings.rate_limit_pause_s)
                     log.warning("429 on %s %s (%s): pausing %s for %.0f s",
                                 method, path, error_message(body), kind, wait_s)
@@ -262,7 +290,7 @@ class Lichess:
                         raise Unavailable(f"{method} {path}: rate limited past its deadline",
                                           body)
                     continue
-                if status < 500:
+                if reply is Reply.REFUSED:
                     raise RequestError(status, error_message(body), path, body)
                 problem = f"HTTP {status}: {error_message(body)}"
             delay_s = backoff_delay_s(
@@ -301,17 +329,18 @@ class Lichess:
             sock_read=self.timings.stream_read_timeout_s,
         )
         async with self._session.get(self.base_url + path, timeout=timeout) as resp:
-            if resp.status != 200:
+            reply = classify(resp.status)
+            if reply is not Reply.OK:
                 body = await resp.text()
-                if resp.status in (401, 403):
+                if reply is Reply.AUTH:
                     raise AuthError(resp.status, error_message(body))
-                if resp.status == 429:
+                if reply is Reply.RATE_LIMITED:
                     wait_s = rate_limit_wait_s(
                         body, dict(resp.headers), self.timings.rate_limit_pause_s
                     )
                     self._block(kind, wait_s)
                     raise Unavailable(f"GET {path}: 429 {error_message(body)}")
-                if resp.status < 500:
+                if reply is Reply.REFUSED:
                     raise RequestError(resp.status, error_message(body), path)
                 raise Unavailable(f"GET {path}: HTTP {resp.status}: {error_message(body)}")
             async for raw_line in resp.content:
@@ -388,14 +417,41 @@ class Lichess:
     async def accept_challenge(self, challenge_id: str) -> None:
         await self.request(
             "POST", f"/api/challenge/{quote(challenge_id)}/accept", kind="challenge",
-            deadline_s=10.0,
+            deadline_s=COMMAND_DEADLINE_S,
         )
 
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(
             "POST", f"/api/challenge/{quote(challenge_id)}/decline", kind="challenge",
-            data={"reason": reason}, deadline_s=10.0,
+            data={"reason": reason}, deadline_s=COMMAND_DEADLINE_S,
         )
+
+    async def create_challenge(self, username: str, form: Mapping[str, str], *,
+                               kind: str, deadline_s: float) -> str:
+        """Challenge `username` (`form`: the challenge's fields); the challenge id."""
+        reply = await self.request("POST", f"/api/challenge/{quote(username)}", kind=kind,
+                                   data=form, deadline_s=deadline_s)
+        challenge_id = reply.get("id") if isinstance(reply, Mapping) else None
+        if not isinstance(challenge_id, str):
+            raise LichessError(f"the challenge reply has no id: {reply!r:.200}")
+        return challenge_id
+
+    async def cancel_challenge(self, challenge_id: str) -> None:
+        await self.request("POST", f"/api/challenge/{quote(challenge_id)}/cancel",
+                           kind="challenge", deadline_s=COMMAND_DEADLINE_S)
+
+    async def online_bots(self, count: int) -> list[dict[str, Any]]:
+        """Up to `count` bots online now (User objects with an `id`), read from one stream."""
+        bots = []
+        async for item in self.stream_once(f"/api/bot/online?nb={count}", kind="bot online"):
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                bots.append(item)
+        return bots
+
+    async def playing(self, count: int) -> Any:
+        """Our games in progress (`GET /api/account/playing`, at most `count`), as sent."""
+        return await self.request("GET", "/api/account/playing", kind="playing",
+                                  params={"nb": str(count)}, deadline_s=LIST_DEADLINE_S)
 
     # --- game commands ------------------------------------------------------------------------
 
@@ -420,29 +476,29 @@ class Lichess:
     async def chat(self, game_id: str, room: str, text: str) -> None:
         await self.request(
             "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
-            data={"room": room, "text": text}, deadline_s=10.0,
+            data={"room": room, "text": text}, deadline_s=COMMAND_DEADLINE_S,
         )
 
     async def abort(self, game_id: str) -> None:
         await self.request("POST", self._game_path(game_id, "abort"), kind=f"game:{game_id}",
-                           deadline_s=10.0)
+                           deadline_s=COMMAND_DEADLINE_S)
 
     async def resign(self, game_id: str) -> None:
         await self.request("POST", self._game_path(game_id, "resign"), kind=f"game:{game_id}",
-                           deadline_s=10.0)
+                           deadline_s=COMMAND_DEADLINE_S)
 
     async def answer_draw(self, game_id: str, accept: bool) -> None:
         await self.request(
             "POST", self._game_path(game_id, "draw/" + ("yes" if accept else "no")),
-            kind=f"game:{game_id}", deadline_s=10.0,
+            kind=f"game:{game_id}", deadline_s=COMMAND_DEADLINE_S,
         )
 
     async def answer_takeback(self, game_id: str, accept: bool) -> None:
         await self.request(
             "POST", self._game_path(game_id, "takeback/" + ("yes" if accept else "no")),
-            kind=f"game:{game_id}", deadline_s=10.0,
+            kind=f"game:{game_id}", deadline_s=COMMAND_DEADLINE_S,
         )
 
     async def claim_victory(self, game_id: str) -> None:
         await self.request("POST", self._game_path(game_id, "claim-victory"),
-                           kind=f"game:{game_id}", deadline_s=10.0)
+                           kind=f"game:{game_id}", deadline_s=COMMAND_DEADLINE_S)

@@ -16,11 +16,14 @@ from bot.lichess.client import (
     AuthError,
     ClientTimings,
     Lichess,
+    LichessError,
     MovePacer,
+    Reply,
     RequestError,
     StreamOpened,
     Unavailable,
     backoff_delay_s,
+    classify,
     error_message,
     rate_limit_wait_s,
 )
@@ -196,3 +199,30 @@ async def test_the_move_pacer_allows_a_burst_then_keeps_the_rate() -> None:
     assert waits[:2] == [0.0, 0.0]
     assert 0.35 <= elapsed < 1.0
     assert all(wait > 0 for wait in waits[2:])
+
+
+@pytest.mark.parametrize(("status", "reply"), [
+    (200, Reply.OK), (204, Reply.OK), (400, Reply.REFUSED), (401, Reply.AUTH),
+    (403, Reply.AUTH), (404, Reply.REFUSED), (429, Reply.RATE_LIMITED),
+    (500, Reply.SERVER_ERROR), (503, Reply.SERVER_ERROR)])
+def test_one_classification_of_http_statuses(status: int, reply: Reply) -> None:
+    assert classify(status) is reply
+
+
+async def test_challenge_commands_and_listings_use_their_lichess_paths(
+        server: tuple[Script, str]) -> None:
+    script, url = server
+    script.replies["/api/challenge/some bot"] = [(200, json.dumps({"id": "c1"}), {}),
+                                                   (200, json.dumps({"ok": True}), {})]
+    script.replies["/api/account/playing"] = [(200, json.dumps({"nowPlaying": []}), {})]
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        form = {"rated": "false", "clock.limit": "60"}
+        assert await client.create_challenge("some bot", form, kind="create",
+                                             deadline_s=1.0) == "c1"
+        with pytest.raises(LichessError, match="no id"):
+            await client.create_challenge("some bot", form, kind="create", deadline_s=1.0)
+        await client.cancel_challenge("c1")
+        assert await client.playing(50) == {"nowPlaying": []}
+    assert [(method, path) for method, path, _headers in script.seen] == [
+        ("POST", "/api/challenge/some bot"), ("POST", "/api/challenge/some bot"),
+        ("POST", "/api/challenge/c1/cancel"), ("GET", "/api/account/playing")]
