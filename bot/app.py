@@ -55,6 +55,7 @@ from bot.lichess.events import (
 )
 from bot.ops.config import Config
 from bot.ops.logs import live_view_handler
+from bot.ops.sdnotify import Notify
 from bot.ops.status import bot_status, run_status
 
 log = logging.getLogger(__name__)
@@ -71,9 +72,6 @@ QUEUE_TICK_S: Final = 5.0  # the challenge queue looks at expired accepts this o
 LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 CRASH_RESIGN_TIMEOUT_S: Final = 10.0  # a crashed game's resign gets at most this
-
-Notify = Callable[[str], object]
-
 
 def holds_slot(challenge: Challenge) -> bool:
     """Does the game of this challenge take one of the real-time slots (concurrency)?

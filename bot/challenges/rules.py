@@ -10,10 +10,8 @@ import enum
 from dataclasses import dataclass
 
 from bot.lichess.events import Challenge
-from bot.ops.config import ChallengeConfig
+from bot.ops.config import SPEEDS, ChallengeConfig
 
-# Lichess speed categories, fastest first: a refused speed is "too fast" or "too slow" by this.
-SPEED_ORDER = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 # Rules that would leave a bot unable to abort or resign a stuck game.
 REFUSED_RULES = frozenset({"noAbort"})
 
@@ -57,9 +55,10 @@ def is_own_challenge(challenge: Challenge, me: str) -> bool:
 def _speed_verdict(challenge: Challenge, policy: ChallengeConfig) -> Verdict | None:
     if challenge.speed in policy.speeds:
         return None
-    allowed = [SPEED_ORDER.index(s) for s in policy.speeds if s in SPEED_ORDER]
-    if challenge.speed in SPEED_ORDER and allowed:
-        rank = SPEED_ORDER.index(challenge.speed)
+    # SPEEDS runs fastest first: a refused speed is "too fast" or "too slow" by it.
+    allowed = [SPEEDS.index(s) for s in policy.speeds if s in SPEEDS]
+    if challenge.speed in SPEEDS and allowed:
+        rank = SPEEDS.index(challenge.speed)
         if challenge.speed == "correspondence":
             return Verdict(DeclineReason.TIME_CONTROL, "correspondence is not accepted")
         if rank < min(allowed):

@@ -28,7 +28,7 @@ import chess.engine
 import chess.pgn
 
 from bot.game.hooks import GameContext, SourcedMove
-from bot.game.position import common_prefix
+from bot.game.position import CHESS960_RULES, common_prefix
 from bot.lichess.events import STARTPOS, Color, GameFull, GameState, GameStatus, Player
 from bot.ops.config import PgnConfig
 
@@ -130,7 +130,7 @@ class GameRecord:
 
     def start_board(self) -> chess.Board:
         """The game's starting position."""
-        chess960 = self.variant in ("chess960", "fromPosition")  # any rook file may castle
+        chess960 = self.variant in CHESS960_RULES
         if self.initial_fen == STARTPOS:
             return chess.Board(chess960=chess960)
         return chess.Board(self.initial_fen, chess960=chess960)

@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 # The variants the engine can play (standard rules; chess960 castling).
 PLAYABLE_VARIANTS = ("standard", "chess960", "fromPosition")
-SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")  # fastest first
 CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")

@@ -17,9 +17,11 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 log = logging.getLogger(__name__)
+
+Notify = Callable[[str], object]  # sends one notify message (e.g. "READY=1")
 
 # systemd truncates STATUS= text; keep it to one readable line.
 MAX_STATUS_CHARS = 200

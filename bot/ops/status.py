@@ -21,6 +21,7 @@ import chess.engine
 from bot.game.game import Game, GameSnapshot
 from bot.game.metrics import Metrics
 from bot.ops.logs import LiveHandler
+from bot.ops.sdnotify import Notify
 
 log = logging.getLogger(__name__)
 
@@ -215,9 +216,6 @@ def bot_status(bot: BotState, tally: GameTally | None = None) -> StatusSource:
                               games_today=games_today.count(), stopping=not bot.accepting)
 
     return snapshot
-
-
-Notify = Callable[[str], object]
 
 
 class _Latest:

@@ -25,26 +25,13 @@ from bot.challenges.policy import (
 )
 from bot.challenges.rules import DeclineReason
 from bot.lichess.client import RequestError, Unavailable
-from bot.lichess.events import Challenge, ChallengeUser, TimeControl
+from bot.lichess.events import ChallengeUser, TimeControl
 from bot.ops.config import ChallengeConfig
 from sandbox.server import SandboxServer
+from tests.bot.challenges.builders import ALICE, challenge, policy
 from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot
 
-ALICE = ChallengeUser("alice", "Alice", None, 1500)
 ROBOT = ChallengeUser("robot", "Robot", "BOT", 1500)
-
-
-def challenge(who: ChallengeUser = ALICE, **changes: Any) -> Challenge:
-    base = Challenge(
-        id="abcd1234", challenger=who, dest=None, variant="standard", speed="blitz",
-        rated=False, time_control=TimeControl("clock", 180.0, 2.0), color="random",
-        initial_fen=None, rules=(), rematch_of=None, bot_compatible=True,
-    )
-    return dataclasses.replace(base, **changes)
-
-
-def policy(**changes: Any) -> ChallengeConfig:
-    return dataclasses.replace(ChallengeConfig(), **changes)
 
 
 def rated(name: str, rating: int | None, title: str | None = None) -> ChallengeUser:

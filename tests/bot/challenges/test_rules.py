@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.challenges.rules import SPEED_ORDER, DeclineReason, decide, is_own_challenge
+from bot.challenges.rules import DeclineReason, decide, is_own_challenge
 from bot.lichess.events import Challenge, ChallengeUser, TimeControl, parse_challenge
-from bot.ops.config import ChallengeConfig
+from bot.ops.config import SPEEDS, ChallengeConfig
+from tests.bot.challenges.builders import challenge, policy
 
 VARIANTS = ("standard", "chess960", "fromPosition", "atomic", "crazyhouse", "horde")
-SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
-
-
-def challenge(**changes: Any) -> Challenge:
-    base = Challenge(
-        id="abcd1234", challenger=ChallengeUser("alice", "Alice", None, 1500), dest=None,
-        variant="standard", speed="blitz", rated=False,
-        time_control=TimeControl("clock", 180.0, 2.0), color="random", initial_fen=None,
-        rules=(), rematch_of=None, bot_compatible=True,
-    )
-    return dataclasses.replace(base, **changes)
-
-
-def policy(**changes: Any) -> ChallengeConfig:
-    return dataclasses.replace(ChallengeConfig(), **changes)
 
 
 def test_the_defaults_accept_an_ordinary_challenge() -> None:
@@ -147,8 +130,8 @@ def test_an_accepted_challenge_satisfies_every_rule(shape: Challenge,
 @given(challenges, policies)
 def test_speed_refusals_point_the_right_way(shape: Challenge, rules: ChallengeConfig) -> None:
     verdict = decide(shape, rules)
-    allowed = [SPEED_ORDER.index(s) for s in rules.speeds]
+    allowed = [SPEEDS.index(s) for s in rules.speeds]
     if verdict.reason is DeclineReason.TOO_FAST and shape.speed not in rules.speeds:
-        assert SPEED_ORDER.index(shape.speed) < min(allowed)
+        assert SPEEDS.index(shape.speed) < min(allowed)
     if verdict.reason is DeclineReason.TOO_SLOW and shape.speed not in rules.speeds:
-        assert SPEED_ORDER.index(shape.speed) > max(allowed)
+        assert SPEEDS.index(shape.speed) > max(allowed)
