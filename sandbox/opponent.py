@@ -44,6 +44,7 @@ class ChallengeSpec:
     rated: bool = False
     color: str = "random"
     repeat: bool = True  # challenge again after each game, and after a refusal
+    games: int | None = None  # with repeat: stop once this many games have started
     retry_s: float = RECHALLENGE_S  # pause before challenging again after a refusal
 
     def form(self) -> dict[str, str]:
@@ -220,6 +221,7 @@ class Opponent:
             self.finished(game_id).set()
             spec = self.settings.challenge
             if (spec is not None and spec.repeat
+                    and (spec.games is None or len(self.games_started) < spec.games)
                     and event["game"].get("opponent", {}).get("id") == spec.target.lower()):
                 self._schedule_challenge(spec.retry_s / 4)
         elif kind in ("challengeDeclined", "challengeCanceled"):

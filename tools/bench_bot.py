@@ -3,9 +3,15 @@
 Overhead = from the moment a gameState arrives to the moment the move request is sent, minus
 the engine's thinking time: board sync, clock planning, move sources, the UCI round trip's
 bookkeeping, and the event loop's own delays. The sandbox and its opponents run in a separate
-process, so their work does not share the bot's event loop.
+process, so their work does not share the bot's event loop. The opponents challenge for
+exactly `--games` games between them, so the bot plays what it is asked.
+
+With --soak the bot plays many short games (300 at 30+0 unless told otherwise) and the
+resident memory of the bot's process is reported at the start, after the warm-up, in the
+middle and at the end: it must stay flat for a bot that runs for weeks.
 
     python -m tools.bench_bot [--games 24] [--concurrency 4] [--engine builtin|stockfish|CMD]
+    python -m tools.bench_bot --soak [--games 300]
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import shlex
 import shutil
 import statistics
@@ -22,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.app import run_bot
@@ -31,10 +39,47 @@ from bot.ops.config import Config
 
 BOT = "kibitz"
 SERVE_FLAG = "--serve"
+SOAK_GAMES = 300  # --soak without --games
+SOAK_BASE_S = 30  # --soak without --base: the shortest clock a bot may play (bullet)
+WARM_UP_SHARE = 0.1  # the soak's memory growth is counted from this share of the games
+SOAK_GROWTH_LIMIT = 0.10  # growth after the warm-up that the soak accepts
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-async def serve(opponents: int, minutes_s: int, increment_s: int) -> None:
-    """The sandbox side: a bot account and `opponents` random movers challenging it forever."""
+def resident_mb() -> float:
+    """This process's resident memory now, in MB (Linux /proc; the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * PAGE_BYTES / 1e6
+    except OSError:
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
+def quotas(games: int, opponents: int) -> list[int]:
+    """Games per opponent: `games` in all, as even as can be."""
+    return [games // opponents + (index < games % opponents) for index in range(opponents)]
+
+
+@dataclass
+class MemoryTrace:
+    """Resident memory at the soak's milestones: (label, games finished, MB)."""
+
+    samples: list[tuple[str, int, float]] = field(default_factory=list)
+
+    def take(self, label: str, games: int) -> None:
+        self.samples.append((label, games, resident_mb()))
+
+    def growth_after_warm_up(self) -> float | None:
+        by_label = {label: mb for label, _games, mb in self.samples}
+        if "warm" not in by_label or "end" not in by_label:
+            return None
+        return by_label["end"] / by_label["warm"] - 1.0
+
+
+async def serve(games: int, opponents: int, minutes_s: int, increment_s: int) -> None:
+    """The sandbox side: a bot account and `opponents` random movers challenging it for
+    `games` games in all."""
     from sandbox.opponent import ChallengeSpec
     from sandbox.ratelimit import RateLimits
     from sandbox.server import SandboxServer
@@ -42,9 +87,11 @@ async def serve(opponents: int, minutes_s: int, increment_s: int) -> None:
     server = SandboxServer(keepalive_s=2.0, limits=RateLimits(moves_per_minute=100_000))
     url = await server.start("127.0.0.1", 0)
     token = server.add_account(BOT, bot=True)
-    for index in range(opponents):
-        await server.start_opponent(f"rival{index}", seed=index, movetime_s=0.01,
-                                    challenge=ChallengeSpec(BOT, minutes_s, increment_s))
+    for index, quota in enumerate(quotas(games, opponents)):
+        if quota:
+            await server.start_opponent(
+                f"rival{index}", seed=index, movetime_s=0.01,
+                challenge=ChallengeSpec(BOT, minutes_s, increment_s, games=quota))
     print(f"url: {url}", flush=True)
     print(f"token: {token}", flush=True)
     try:
@@ -68,8 +115,8 @@ def percentile(values: list[float], share: float) -> float:
 
 async def bench(args: argparse.Namespace) -> int:
     sandbox = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tools.bench_bot", SERVE_FLAG, str(args.concurrency),
-        str(args.base), str(args.increment),
+        sys.executable, "-m", "tools.bench_bot", SERVE_FLAG, str(args.games),
+        str(min(args.concurrency, args.games)), str(args.base), str(args.increment),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert sandbox.stdout is not None
     try:
@@ -88,14 +135,20 @@ async def bench(args: argparse.Namespace) -> int:
                 log=dataclasses.replace(base.log, status_interval_s=0, game_log=False),
             )
             metrics = Metrics()
+            memory = MemoryTrace()
             stop = asyncio.Event()
             ready = asyncio.Event()
             started = time.monotonic()
+            milestones = [("warm", max(1, round(args.games * WARM_UP_SHARE))),
+                          ("middle", max(1, args.games // 2)), ("end", args.games)]
 
             async def stop_after_games() -> None:
                 await ready.wait()
-                while len(metrics.games) < args.games:  # noqa: ASYNC110
-                    await asyncio.sleep(0.2)
+                memory.take("start", 0)
+                for label, count in milestones:
+                    while metrics.games_finished < count:  # noqa: ASYNC110
+                        await asyncio.sleep(0.2)
+                    memory.take(label, metrics.games_finished)
                 stop.set()
 
             async with asyncio.TaskGroup() as tg:
@@ -111,7 +164,23 @@ async def bench(args: argparse.Namespace) -> int:
         sandbox.terminate()
         await sandbox.wait()
     report(metrics, elapsed_s, args)
+    if args.soak:
+        return report_memory(memory) or code
     return code
+
+
+def report_memory(memory: MemoryTrace) -> int:
+    """The soak's memory lines; 1 if the growth after the warm-up is over the limit."""
+    print("resident memory of the bot process: " + ", ".join(
+        f"{label} ({games} games) {mb:.1f} MB" for label, games, mb in memory.samples))
+    growth = memory.growth_after_warm_up()
+    if growth is None:
+        print("memory growth after warm-up: not measured")
+        return 1
+    verdict = "ok" if growth < SOAK_GROWTH_LIMIT else "over the limit"
+    print(f"memory growth after warm-up: {growth:+.1%} ({verdict}, limit "
+          f"{SOAK_GROWTH_LIMIT:.0%})")
+    return 0 if growth < SOAK_GROWTH_LIMIT else 1
 
 
 def report(metrics: Metrics, elapsed_s: float, args: argparse.Namespace) -> None:
@@ -119,7 +188,10 @@ def report(metrics: Metrics, elapsed_s: float, args: argparse.Namespace) -> None
     overheads_ms = [m.overhead_s * 1000 for m in engine_moves]
     thinks_ms = [m.think_s * 1000 for m in engine_moves]
     results = Counter(outcome.status for outcome in metrics.games)
-    print(f"games: {len(metrics.games)} ({', '.join(f'{k} {v}' for k, v in results.items())}) "
+    kept = len(metrics.games)
+    window = f" among the last {kept}" if kept < metrics.games_finished else ""
+    print(f"games: {metrics.games_finished} ("
+          f"{', '.join(f'{k} {v}' for k, v in results.items())}{window}) "
           f"in {elapsed_s:.1f} s, {args.concurrency} at once, engine {args.engine}")
     if not overheads_ms:
         print("no engine moves measured")
@@ -140,19 +212,29 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == SERVE_FLAG:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(int(argv[1]), int(argv[2]), int(argv[3])))
+            asyncio.run(serve(int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])))
         return 0
     parser = argparse.ArgumentParser(prog="python -m tools.bench_bot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", type=int, default=24, help="games to play (default 24)")
+    parser.add_argument("--games", type=int, default=None,
+                        help=f"games to play (default 24; {SOAK_GAMES} with --soak)")
     parser.add_argument("--concurrency", type=int, default=4, help="games at once (default 4)")
     parser.add_argument("--engine", default="builtin",
                         help="builtin, stockfish, or an engine command (default builtin)")
     parser.add_argument("--max-move-s", type=float, default=0.05,
                         help="engine time per move (default 0.05)")
-    parser.add_argument("--base", type=int, default=60, help="clock base in s (default 60)")
+    parser.add_argument("--base", type=int, default=None,
+                        help=f"clock base in s (default 60; {SOAK_BASE_S} with --soak)")
     parser.add_argument("--increment", type=int, default=0, help="increment in s (default 0)")
+    parser.add_argument("--soak", action="store_true",
+                        help="many short games; report the resident memory as they go")
     args = parser.parse_args(argv)
+    if args.games is None:
+        args.games = SOAK_GAMES if args.soak else 24
+    if args.base is None:
+        args.base = SOAK_BASE_S if args.soak else 60
+    if args.games < 1:
+        parser.error("--games must be at least 1")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     return asyncio.run(bench(args))
 

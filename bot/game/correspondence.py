@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from bot.lichess.client import AuthError, Lichess, LichessError
-from bot.lichess.events import GameInfo
+from bot.lichess.events import GameInfo, is_ongoing
 from bot.ops.config import CorrespondenceConfig
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ PLAYING_NB: Final = 50  # the most `GET /api/account/playing` returns
 MIN_CHECKIN_GAP_S: Final = 2.0  # event-driven check-ins are spaced at least this much
 VISIT_MARGIN_S: Final = 60.0  # a visit gets think_s plus this before it is cut off
 RECORD_TIMEOUT_S: Final = 60.0  # recording a game that ended between visits (export + file)
-ONGOING: Final = ("created", "started")
+VISITS_KEPT: Final = 100  # the latest visits remembered (for the log and tests)
 
 
 class Visit(Protocol):
@@ -84,7 +84,7 @@ class CorrespondenceDesk:
         self.finished_unwatched = finished_unwatched  # records a game that ended unwatched
         self._finished: deque[GameInfo] = deque()  # gameFinish events not yet handled
         self._seen_end: set[str] = set()  # games whose end a visit saw (and recorded)
-        self.visits: list[str] = []  # game ids visited, in order (for the log and tests)
+        self.visits: deque[str] = deque(maxlen=VISITS_KEPT)  # game ids visited, latest last
         self._wake = asyncio.Event()
         self._last_checkin = 0.0
 
@@ -146,7 +146,7 @@ class CorrespondenceDesk:
         except* Exception as group:
             log.error("correspondence visit to %s failed: %r", waiting.game_id,
                       group.exceptions[0], exc_info=group.exceptions[0])
-        if visit.status not in ONGOING:
+        if not is_ongoing(visit.status):
             self._seen_end.add(waiting.game_id)
 
     async def record_finished(self) -> None:

@@ -1,10 +1,19 @@
-"""What the bot measures of its games, for the status, the tests and the benchmark."""
+"""What the bot measures of its games, for the status, the tests and the benchmark.
+
+A bot runs for weeks: the counters count everything, while the per-move timings and the
+finished games are kept in windows of the most recent ones, so memory stays flat.
+"""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
+from typing import Final
 
 import chess
+
+MOVES_KEPT: Final = 20_000  # per-move timings kept, the most recent (about 1 MB)
+GAMES_KEPT: Final = 1_000  # finished games kept, the most recent
 
 
 @dataclass(slots=True)
@@ -39,21 +48,27 @@ class GameOutcome:
 
 @dataclass
 class Metrics:
-    """What the bot measured, for tests and the benchmark."""
+    """Counters for the life of the process; windows of the latest moves and games."""
 
-    moves: list[MoveTiming] = field(default_factory=list)
-    games: list[GameOutcome] = field(default_factory=list)
+    moves: deque[MoveTiming] = field(default_factory=lambda: deque(maxlen=MOVES_KEPT))
+    games: deque[GameOutcome] = field(default_factory=lambda: deque(maxlen=GAMES_KEPT))
+    moves_sent: int = 0
+    games_finished: int = 0
     rejected_moves: int = 0
     engine_restarts: int = 0
     resyncs: int = 0
     ponders: int = 0  # searches started on the opponent's time
-    chat_lines: list[tuple[str, str, str]] = field(default_factory=list)  # game, room, text
+    chat_lines: int = 0  # lines posted to game chats
 
     def moved(self, timing: MoveTiming) -> None:
         self.moves.append(timing)
+        self.moves_sent += 1
 
     def finished(self, outcome: GameOutcome) -> None:
         self.games.append(outcome)
+        self.games_finished += 1
 
-    def chatted(self, game_id: str, room: str, text: str) -> None:
-        self.chat_lines.append((game_id, room, text))
+    def latest_games(self, count: int) -> list[GameOutcome]:
+        """The last `count` games finished (fewer if the window no longer holds them)."""
+        kept = min(count, len(self.games))
+        return list(self.games)[len(self.games) - kept:] if kept > 0 else []

@@ -233,7 +233,10 @@ class Lichess:
         return max(0.0, self._blocked_until.get(kind, 0.0) - time.monotonic())
 
     def _block(self, kind: str, wait_s: float) -> None:
-        until = time.monotonic() + wait_s
+        now = time.monotonic()
+        # Kinds are per game: those whose pause is over go, so a long run keeps no trail.
+        self._blocked_until = {k: t for k, t in self._blocked_until.items() if t > now}
+        until = now + wait_s
         self._blocked_until[kind] = max(self._blocked_until.get(kind, 0.0), until)
 
     async def _wait_unblocked(self, kind: str) -> None:
@@ -305,8 +308,11 @@ class Lichess:
     # --- ndjson streams ----------------------------------------------------------------------
 
     async def _limit_opens(self, kind: str) -> None:
-        opens = self._stream_opens.setdefault(kind, deque())
         now = time.monotonic()
+        for stale in [k for k, times in self._stream_opens.items()
+                      if k != kind and (not times or now - times[-1] > STREAM_OPEN_WINDOW_S)]:
+            del self._stream_opens[stale]  # a finished game's stream: nothing left to count
+        opens = self._stream_opens.setdefault(kind, deque())
         while opens and now - opens[0] > STREAM_OPEN_WINDOW_S:
             opens.popleft()
         if len(opens) >= STREAM_OPENS_PER_WINDOW:

@@ -202,10 +202,10 @@ def bot_status(bot: BotState, tally: GameTally | None = None) -> StatusSource:
 
     def snapshot() -> StatusSnapshot:
         nonlocal counted
-        finished = bot.metrics.games
-        for outcome in finished[counted:]:
+        finished = bot.metrics.games_finished
+        for outcome in bot.metrics.latest_games(finished - counted):
             games_today.started(outcome.game_id)
-        counted = len(finished)
+        counted = finished
         views = []
         for game in list(bot.games.values()):
             games_today.started(game.id)
