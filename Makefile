@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench bench-bot match demo play sandbox clean
+.PHONY: test test-slow lint bench bench-bot bench-soak match demo play sandbox clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ bench: $(STAMP)
 
 bench-bot: $(STAMP)
 	$(BIN)/python -m tools.bench_bot $(BENCH_BOT_ARGS)
+
+bench-soak: $(STAMP)
+	$(BIN)/python -m tools.bench_bot --soak $(BENCH_BOT_ARGS)
 
 # Debian's stockfish is the calibrated opponent; install it if it is missing.
 stockfish:
