@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from bot.challenges.rules import ACCEPT, DeclineReason, Verdict, decide
 from bot.lichess.events import Challenge
-from bot.ops.config import ChallengeConfig
+from bot.ops.config import ChallengeConfig, QueueOrder
 
 TITLE_BOT = "BOT"
 
@@ -113,7 +113,7 @@ def is_titled(challenge: Challenge) -> bool:
     return title is not None and title != TITLE_BOT
 
 
-def sort_queue(queue: Iterable[Challenge], order: str) -> list[Challenge]:
+def sort_queue(queue: Iterable[Challenge], order: QueueOrder) -> list[Challenge]:
     """Queued challenges in the order they are taken: "first" (as they came) or "best"
     (rated first, then titled players, then the higher rated; ties as they came)."""
     challenges = list(queue)

@@ -31,8 +31,11 @@ SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondenc
 CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-QUEUE_ORDERS = ("first", "best")
 ShutdownAction = Literal["resign", "abandon"]  # what the games still running get at a stop
+QueueOrder = Literal["first", "best"]  # queued challenges: in arrival order, or best first
+ChallengeColor = Literal["alternate", "random"]  # the colour matchmaking asks for
+LiveView = Literal["auto", "always", "never"]  # the live status view on a terminal
+QUEUE_ORDERS = get_args(QueueOrder)
 MATCHMAKING_VARIANTS = ("standard", "chess960")  # fromPosition needs a FEN of our choosing
 MATCHMAKING_MODES = ("rated", "casual")
 # What Lichess accepts in a challenge: clock.limit seconds, increments, days per move.
@@ -358,7 +361,7 @@ class ChallengeConfig:
     recent_window_s: float = _key(86400.0, _number(0, exclusive_min=True))
     online_block_lists: tuple[str, ...] = _key((), _urls)
     block_list_refresh_s: float = _key(3600.0, _number(60))
-    sort: str = _key("first", _choice(*QUEUE_ORDERS))
+    sort: QueueOrder = _key("first", _choice(*QUEUE_ORDERS))  # noqa: RUF009 (a str)
 
 
 @dataclass(frozen=True)
@@ -374,7 +377,8 @@ class MatchmakingConfig:
         lambda: MappingProxyType({"rated": 1.0, "casual": 1.0}), _weights(*MATCHMAKING_MODES))
     min_rating_diff: int = _key(-300, _integer(what="a rating difference"))
     max_rating_diff: int = _key(300, _integer(what="a rating difference"))
-    color: str = _key("alternate", _choice("alternate", "random"))
+    color: ChallengeColor = _key(  # noqa: RUF009 (a str)
+        "alternate", _choice(*get_args(ChallengeColor)))
     backoff_s: float = _key(600.0, _number(0, exclusive_min=True))
     max_backoff_s: float = _key(86400.0, _number(0, exclusive_min=True))
     daily_challenges: int = _key(100, _integer(1, 200, what="a number of challenges"))
@@ -482,7 +486,8 @@ class LogConfig:
     game_log: bool = _key(True, _boolean)
     game_log_dir: Path | None = field(default=None, metadata=_check(_optional(_path)))
     status_interval_s: float = _key(60.0, _number(0))
-    live_view: str = _key("auto", _choice("auto", "always", "never"))
+    live_view: LiveView = _key(  # noqa: RUF009 (a str)
+        "auto", _choice(*get_args(LiveView)))
 
 
 @dataclass(frozen=True)

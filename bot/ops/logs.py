@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TextIO
 
-from bot.ops.config import LogConfig
+from bot.ops.config import LiveView, LogConfig
 from bot.ops.token import mask_token
 
 # The game a log line belongs to: set for a game's task and inherited by its children.
@@ -179,7 +179,7 @@ class LiveHandler(logging.StreamHandler[TextIO]):
             self.flush()
 
 
-def live_view_handler(mode: str, environ: Mapping[str, str] | None = None
+def live_view_handler(mode: LiveView, environ: Mapping[str, str] | None = None
                       ) -> LiveHandler | None:
     """The handler to draw the live view on (config log.live_view), or None.
 
