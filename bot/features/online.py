@@ -27,6 +27,7 @@ import aiohttp
 import chess
 import chess.engine
 
+from bot.lichess.client import CLOUD_EVAL_PATH
 from bot.ops.config import OnlineConfig, OnlineSourceConfig
 
 log = logging.getLogger(__name__)
@@ -265,7 +266,7 @@ class OnlineSources:
     async def _ask_cloud_eval(self, request: _Request, board: chess.Board,
                               variant: str) -> OnlineMove:
         params = {"fen": board.fen(), "multiPv": "1", "variant": _api_variant(variant)}
-        data = await self._get_json(request, "/api/cloud-eval", params)
+        data = await self._get_json(request, CLOUD_EVAL_PATH, params)
         depth = _int(data, "depth")
         min_depth = request.source.settings.min_depth
         if depth < min_depth:

@@ -29,6 +29,7 @@ import chess.pgn
 
 from bot.game.hooks import GameContext, SourcedMove
 from bot.game.position import CHESS960_RULES, common_prefix
+from bot.lichess.client import export_path
 from bot.lichess.events import STARTPOS, Color, GameFull, GameState, GameStatus, Player
 from bot.ops.config import PgnConfig
 
@@ -364,7 +365,7 @@ def _time_control(initial_s: float | None, increment_s: float | None) -> str:
 async def fetch_export(session: aiohttp.ClientSession, server_url: str,
                        game_id: str) -> str | None:
     """The server's PGN of a game (``GET /game/export/{id}`` with clocks), or None."""
-    url = f"{server_url.rstrip('/')}/game/export/{game_id}"
+    url = server_url.rstrip("/") + export_path(game_id)
     params = {"clocks": "true", "evals": "false", "literate": "false", "opening": "true"}
     try:
         async with session.get(url, params=params, headers={"Accept": "application/x-chess-pgn"},

@@ -45,6 +45,14 @@ def version() -> str:
 
 USER_AGENT: Final = f"Kibitz/{version()}"
 
+# Lichess paths read without the bot's token, through the features' own session.
+CLOUD_EVAL_PATH: Final = "/api/cloud-eval"
+
+
+def export_path(game_id: str) -> str:
+    """The PGN export of a game (`GET /game/export/{id}`)."""
+    return f"/game/export/{quote(game_id)}"
+
 
 class LichessError(Exception):
     """Base of every error this client raises."""
