@@ -1,3 +1,6 @@
-"""One game from start to end: its stream and board, the engine process that thinks for it,
-the clock allocation, the conduct rules (draws, resigns, takebacks), and the correspondence
-desk; `hooks` is where features plug in."""
+"""One game from start to end. `game` orchestrates: the stream, the dispatch of its events,
+the ending. Its parts, one job each: `position` (the board in step with the server),
+`mover` (our move and pondering), `talk` (offers and chat), `watchdog` (abort, claim victory,
+resync), `metrics` (what is measured, bounded). Around them: `engines` (the UCI processes),
+`clock` (the time allocation), `conduct` (draws, resigns, takebacks), `correspondence` (the
+visits), and `hooks`, where the features plug in."""
