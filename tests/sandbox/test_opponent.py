@@ -136,3 +136,32 @@ async def test_the_opponent_reopens_a_game_stream_that_ends_early(
         assert len(opened) == 1
         opened[0].close()
         await move_and_await_reply(duel, stream, game_id, "e2e4")
+
+
+async def test_the_opponent_stops_challenging_after_its_games(
+        sandbox: SandboxServer, duel: Duel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `games`, the opponent re-challenges until that many games have started (so a
+    benchmark plays exactly what it is asked)."""
+    opponent = await sandbox.start_opponent(
+        "sparring", challenge=ChallengeSpec("bot1", 60, 0, color="white", retry_s=0.1, games=2))
+    scheduled: list[float] = []
+    schedule = opponent._schedule_challenge
+
+    def spy(delay_s: float) -> None:
+        scheduled.append(delay_s)
+        schedule(delay_s)
+
+    monkeypatch.setattr(opponent, "_schedule_challenge", spy)
+    after_games: list[int] = []
+    async with duel.bot.stream("/api/stream/event") as events:
+        for _ in range(2):
+            offer = (await events.until("challenge", timeout_s=5))["challenge"]
+            await duel.bot.post(f"/api/challenge/{offer['id']}/accept")
+            game_id = (await events.until("gameStart"))["game"]["gameId"]
+            await duel.bot.post(f"/api/bot/game/{game_id}/resign")  # aborts: nobody moved
+            # The decision is taken as the gameFinish is handled, with finished() set.
+            await asyncio.wait_for(opponent.finished(game_id).wait(), 5)
+            after_games.append(len(scheduled))
+    assert scheduled[after_games[0] - 1] == 0.1 / 4  # the first game's end: challenge again
+    assert after_games[1] == after_games[0]  # the second's: no more
+    assert len(opponent.games_started) == 2
