@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench bench-bot match demo play sandbox clean
+.PHONY: test test-slow lint bench bench-bot match demo play sandbox clean stockfish \
+	fairy-stockfish xboard-engines
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,18 @@ bench-bot: $(STAMP)
 stockfish:
 	command -v stockfish >/dev/null 2>&1 || test -x /usr/games/stockfish || \
 		(apt-get update -qq && apt-get install -y -qq stockfish)
+
+# Debian's fairy-stockfish plays every Lichess variant; fairymax is an XBoard engine. Both are
+# installed when missing and apt-get can run (root); otherwise the tests that need them skip.
+fairy-stockfish:
+	command -v fairy-stockfish >/dev/null 2>&1 || test -x /usr/games/fairy-stockfish || \
+		(apt-get update -qq && apt-get install -y -qq fairy-stockfish) || \
+		echo "fairy-stockfish could not be installed: its tests will skip"
+
+xboard-engines:
+	command -v fairymax >/dev/null 2>&1 || test -x /usr/games/fairymax || \
+		(apt-get update -qq && apt-get install -y -qq fairymax) || \
+		echo "fairymax could not be installed: its tests will skip"
 
 # Sunfish pins an old python-chess, so it lives in a venv of its own.
 SUNFISH_VENV := .venv-sunfish

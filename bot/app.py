@@ -260,7 +260,7 @@ class Bot:
         if cid in self.answered or cid in self.accepted or any(c.id == cid for c in self.queue):
             return  # re-sent after a reconnect
         verdict = judge(challenge, self.config.challenge,
-                        self.book.situation(self.block_lists.names))
+                        self.book.situation(self.block_lists.names), self.engines.variants)
         if verdict.accept and not self.accepting:
             verdict = Verdict(DeclineReason.LATER, "shutting down")
         elif verdict.accept and len(self.queue) >= MAX_QUEUE:

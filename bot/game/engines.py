@@ -19,6 +19,7 @@ from typing import Any, Final
 import chess
 import chess.engine
 
+from bot.lichess.variants import STANDARD_RULES, engine_variants
 from bot.ops.config import EngineConfig
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,10 @@ class Engine:
         self._protocol = protocol
         self.name = str(protocol.id.get("name", "UCI engine"))
         self.pid = transport.get_pid()
+        variant_option = protocol.options.get("UCI_Variant")
+        # The Lichess variants it plays: python-chess tells it each game's variant.
+        self.variants = engine_variants(
+            frozenset(variant_option.var or ()) if variant_option is not None else None)
         # Waits on searches not yet answered; one whose bestmove never came (an engine that
         # answered nonsense) stays here until the engine is closed.
         self._waiters: set[asyncio.Future[chess.engine.BestMove]] = set()
@@ -215,6 +220,7 @@ class EnginePool:
         self._want_spare = asyncio.Event()
         self._live: set[Engine] = set()
         self.name = " ".join(spec.command)
+        self.variants: frozenset[str] = frozenset(STANDARD_RULES)  # known after warm_up
 
     async def warm_up(self) -> str:
         """Start an engine and run a short search, so its compiled code is cached before the
@@ -227,6 +233,7 @@ class EnginePool:
             await engine.close()
             raise
         self.name = engine.name
+        self.variants = engine.variants
         if self._keep_spare:
             self._spare = engine
             self._live.add(engine)

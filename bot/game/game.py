@@ -50,7 +50,6 @@ from bot.lichess.client import (
     Unavailable,
 )
 from bot.lichess.events import (
-    STARTPOS,
     ChatLine,
     EventError,
     GameFull,
@@ -60,6 +59,7 @@ from bot.lichess.events import (
     UnknownEvent,
     parse_game_event,
 )
+from bot.lichess.variants import new_board
 from bot.ops.config import Config
 from bot.ops.logs import MoveLog, game_context
 
@@ -130,12 +130,9 @@ class Metrics:
 
 
 def initial_board(variant: str, initial_fen: str) -> chess.Board:
-    """The start position: chess960 mode for chess960 and set-up positions (castling rights
-    of any rook file), so both castling notations are understood."""
-    chess960 = variant in ("chess960", "fromPosition")
-    if not initial_fen or initial_fen == STARTPOS:
-        return chess.Board(chess960=chess960)
-    return chess.Board(initial_fen, chess960=chess960)
+    """The start position, on python-chess's board for the variant (its rules: legality, SAN,
+    game end; crazyhouse pockets follow from the moves replayed on it)."""
+    return new_board(variant, initial_fen)
 
 
 def replay(board: chess.Board, moves: tuple[str, ...]) -> chess.Board:

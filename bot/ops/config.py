@@ -23,16 +23,19 @@ from typing import Any, TypeVar
 
 import yaml
 
+from bot.lichess.variants import LICHESS_VARIANTS
+
 T = TypeVar("T")
 
-# The variants the engine can play (standard rules; chess960 castling).
-PLAYABLE_VARIANTS = ("standard", "chess960", "fromPosition")
+# Every Lichess variant; which of them are played depends on the engine (bot.game.engines).
+PLAYABLE_VARIANTS = LICHESS_VARIANTS
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 QUEUE_ORDERS = ("first", "best")
-MATCHMAKING_VARIANTS = ("standard", "chess960")  # fromPosition needs a FEN of our choosing
+# fromPosition needs a FEN of our choosing.
+MATCHMAKING_VARIANTS = tuple(v for v in LICHESS_VARIANTS if v != "fromPosition")
 MATCHMAKING_MODES = ("rated", "casual")
 # What Lichess accepts in a challenge: clock.limit seconds, increments, days per move.
 CLOCK_LIMITS_S = frozenset({0, 15, 30, 45, 60, 90, *range(120, 10_800 + 1, 60)})

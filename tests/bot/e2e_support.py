@@ -15,6 +15,7 @@ from pathlib import Path
 
 import aiohttp
 import chess
+import pytest
 
 from bot.app import run_bot
 from bot.game.game import Me, Metrics
@@ -33,6 +34,17 @@ FAST_TIMINGS = ClientTimings(
     backoff_base_s=0.05, backoff_cap_s=0.4, retry_deadline_s=20.0,
 )
 
+
+# Debian's engines for variants and XBoard (`make fairy-stockfish xboard-engines`).
+FAIRY_STOCKFISH = shutil.which("fairy-stockfish") or "/usr/games/fairy-stockfish"
+HAVE_FAIRY_STOCKFISH = Path(FAIRY_STOCKFISH).exists()
+NEEDS_FAIRY_STOCKFISH = pytest.mark.skipif(
+    not HAVE_FAIRY_STOCKFISH,
+    reason="Debian's fairy-stockfish is not installed (`make fairy-stockfish` installs it)")
+FAIRYMAX = shutil.which("fairymax") or "/usr/games/fairymax"
+NEEDS_FAIRYMAX = pytest.mark.skipif(
+    not Path(FAIRYMAX).exists(),
+    reason="Debian's fairymax is not installed (`make xboard-engines` installs it)")
 
 BUILTIN = [sys.executable, "-m", "engine"]
 FAKE_ENGINE = str(Path(__file__).with_name("fake_engine.py"))  # misbehaves on request

@@ -61,7 +61,7 @@ def test_config_errors_name_the_key() -> None:
         parse_config("""
 matchmaking:
   time_controls: {"3+2": 1, "0.25+0": 1}
-  variants: {atomic: 1}
+  variants: {fromPosition: 1}
   modes: {rated: 0, casual: 0}
   min_rating_diff: 100
   max_rating_diff: -100
@@ -71,7 +71,7 @@ challenge: {online_block_lists: [ftp://x], sort: worst, min_rating: 2000, max_ra
 """, "my.yml")
     problems = "\n".join(caught.value.problems)
     for expected in ("matchmaking.time_controls: time control '0.25+0' is UltraBullet",
-                     "matchmaking.variants: keys must be one of standard, chess960",
+                     "matchmaking.variants: keys must be one of standard, chess960, antichess",
                      "matchmaking.modes: needs at least one weight above 0",
                      "matchmaking.min_rating_diff: must not be greater than",
                      "matchmaking.daily_challenges: must be a number of challenges",
