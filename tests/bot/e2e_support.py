@@ -23,6 +23,7 @@ from bot.game.hooks import GameHooks
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config, parse_config
 from sandbox.server import GameRecord, SandboxServer
+from sandbox.timecontrol import variant_board
 
 BOT = "kibitz"
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
@@ -170,10 +171,7 @@ async def bot_games(server: SandboxServer, count: int, timeout_s: float) -> list
 
 def assert_legal(record: GameRecord) -> chess.Board:
     """Replays the server's record: every move legal, none repeated by a stale request."""
-    chess960 = record.variant in ("chess960", "fromPosition")
-    fen = record.initial_fen
-    board = chess.Board(fen, chess960=chess960) if fen and fen != "startpos" else \
-        chess.Board(chess960=chess960)
+    board = variant_board(record.variant, record.initial_fen)
     for uci in record.moves:
         move = board.parse_uci(uci)
         assert board.is_legal(move), f"{record.id}: illegal {uci} in {board.fen()}"
