@@ -37,7 +37,8 @@ stockfish:
 	command -v stockfish >/dev/null 2>&1 || test -x /usr/games/stockfish || \
 		(apt-get update -qq && apt-get install -y -qq stockfish)
 
-# Debian's fairy-stockfish plays every Lichess variant; fairymax is an XBoard engine. Both are
+# Debian's fairy-stockfish plays the Lichess variants; phalanx is an XBoard engine (fairymax
+# is not usable: it lacks `setboard`, which python-chess's XBoard client requires). Both are
 # installed when missing and apt-get can run (root); otherwise the tests that need them skip.
 fairy-stockfish:
 	command -v fairy-stockfish >/dev/null 2>&1 || test -x /usr/games/fairy-stockfish || \
@@ -45,9 +46,9 @@ fairy-stockfish:
 		echo "fairy-stockfish could not be installed: its tests will skip"
 
 xboard-engines:
-	command -v fairymax >/dev/null 2>&1 || test -x /usr/games/fairymax || \
-		(apt-get update -qq && apt-get install -y -qq fairymax) || \
-		echo "fairymax could not be installed: its tests will skip"
+	command -v phalanx >/dev/null 2>&1 || test -x /usr/games/phalanx || \
+		(apt-get update -qq && apt-get install -y -qq phalanx) || \
+		echo "phalanx could not be installed: its tests will skip"
 
 # Sunfish pins an old python-chess, so it lives in a venv of its own.
 SUNFISH_VENV := .venv-sunfish

@@ -594,7 +594,8 @@ class Game:
             try:
                 thought = await self._engine.think(board, plan.limit,
                                                    hard_limit_s=plan.hard_limit_s, game=self.id,
-                                                   root_moves=root_moves)
+                                                   root_moves=root_moves,
+                                                   ponder=self._may_ponder())
             except EngineFailure as exc:
                 log.error("engine failure (attempt %d of %d): %s; position: %s moves %s",
                           attempt, ENGINE_ATTEMPTS, exc, self.context.initial_fen,
@@ -690,7 +691,7 @@ class Game:
         """Think on the opponent's time about the reply the PV expects, when configured and
         every game has a core to itself (pondering would slow the others' searches)."""
         pv = chosen.info.get("pv")
-        if (not self.config.engine.ponder or self.load.games >= CORES or self._engine is None
+        if (not self._may_ponder() or self._engine is None
                 or not isinstance(pv, list) or len(pv) < 2):
             return
         if len(self.moves) > len(board.move_stack) + 1:
@@ -706,6 +707,11 @@ class Game:
         self.metrics.ponders += 1
         self._ponder_plies = len(board.move_stack) + 1  # our move echoed: keep pondering
         self._ponder = self._spawn(self._engine.ponder(expected, game=self.id), "ponder")
+
+    def _may_ponder(self) -> bool:
+        """engine.ponder, while every game has a core to itself (pondering would slow the
+        others' searches)."""
+        return self.config.engine.ponder and self.load.games < CORES
 
     def _stop_pondering(self) -> None:
         if self._ponder is not None and not self._ponder.done():

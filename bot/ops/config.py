@@ -29,6 +29,7 @@ T = TypeVar("T")
 
 # Every Lichess variant; which of them are played depends on the engine (bot.game.engines).
 PLAYABLE_VARIANTS = LICHESS_VARIANTS
+ENGINE_PROTOCOLS = ("uci", "xboard")
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
@@ -325,6 +326,7 @@ def _key_factory(factory: Callable[[], T], check: Check) -> T:
 @dataclass(frozen=True)
 class EngineConfig:
     command: tuple[str, ...] | None = _key(None, _engine_command)
+    protocol: str = _key("uci", _choice(*ENGINE_PROTOCOLS))
     options: Mapping[str, str | int | bool] = _key_factory(
         lambda: MappingProxyType({"Hash": 64}), _uci_options)
     move_overhead_s: float = _key(0.1, _number(0))

@@ -42,10 +42,10 @@ HAVE_FAIRY_STOCKFISH = Path(FAIRY_STOCKFISH).exists()
 NEEDS_FAIRY_STOCKFISH = pytest.mark.skipif(
     not HAVE_FAIRY_STOCKFISH,
     reason="Debian's fairy-stockfish is not installed (`make fairy-stockfish` installs it)")
-FAIRYMAX = shutil.which("fairymax") or "/usr/games/fairymax"
-NEEDS_FAIRYMAX = pytest.mark.skipif(
-    not Path(FAIRYMAX).exists(),
-    reason="Debian's fairymax is not installed (`make xboard-engines` installs it)")
+PHALANX = shutil.which("phalanx") or "/usr/games/phalanx"
+NEEDS_PHALANX = pytest.mark.skipif(
+    not Path(PHALANX).exists(),
+    reason="Debian's phalanx is not installed (`make xboard-engines` installs it)")
 
 BUILTIN = [sys.executable, "-m", "engine"]
 FAKE_ENGINE = str(Path(__file__).with_name("fake_engine.py"))  # misbehaves on request

@@ -143,6 +143,7 @@ def test_all_problems_are_reported_together() -> None:
     ("engine: {options: {Hash: [1]}}",
      "engine.options: option 'Hash' must be an integer, text or true/false, got [1]"),
     ("engine: {ponder: 'yes'}", "engine.ponder: must be true or false, got 'yes'"),
+    ("engine: {protocol: cecp}", "engine.protocol: must be one of uci, xboard, got 'cecp'"),
     ("engine: {options: {Hash: 64.5}}",
      "engine.options: option 'Hash' must be an integer, text or true/false, got 64.5"),
     ("chat: {greeting_start: 'Hi {user}'}",
