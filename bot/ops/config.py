@@ -30,6 +30,7 @@ T = TypeVar("T")
 # Every Lichess variant; which of them are played depends on the engine (bot.game.engines).
 PLAYABLE_VARIANTS = LICHESS_VARIANTS
 ENGINE_PROTOCOLS = ("uci", "xboard")
+SYZYGY_VARIANTS = ("atomic", "antichess")  # variants with Syzygy tables of their own
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
@@ -225,6 +226,24 @@ def _books(value: Any) -> Mapping[str, tuple[Path, ...]]:
         except _Invalid as error:
             raise _Invalid(f"{variant}: {error}") from None
     return MappingProxyType(books)
+
+
+def _variant_paths(*variants: str) -> Check:
+    """A mapping of variant key to a list of directories."""
+    def check(value: Any) -> Mapping[str, tuple[Path, ...]]:
+        if not isinstance(value, dict):
+            raise _Invalid(f"must be a mapping of {', '.join(variants)} to lists of "
+                           f"directories, {_got(value)}")
+        found: dict[str, tuple[Path, ...]] = {}
+        for variant, paths in value.items():
+            if variant not in variants:
+                raise _Invalid(f"variants must be one of {', '.join(variants)}, {_got(variant)}")
+            try:
+                found[variant] = _paths(paths)
+            except _Invalid as error:
+                raise _Invalid(f"{variant}: {error}") from None
+        return MappingProxyType(found)
+    return check
 
 
 def _greeting(value: Any) -> str:
@@ -424,6 +443,8 @@ class BookConfig:
 @dataclass(frozen=True)
 class TablebaseConfig:
     syzygy_paths: tuple[Path, ...] = _key((), _paths)
+    variant_syzygy_paths: Mapping[str, tuple[Path, ...]] = _key_factory(
+        lambda: MappingProxyType({}), _variant_paths(*SYZYGY_VARIANTS))
     quality: str = _key("best", _choice("best", "suggest"))
 
 
