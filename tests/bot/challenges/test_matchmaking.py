@@ -237,3 +237,14 @@ async def test_colours_alternate(tmp_path: Path, client: Lichess) -> None:
     assert colors == ["white", "black", "white", "black"]
     mm_random = matchmaker(tmp_path / "other", client, color="random")
     assert mm_random.choose([bot("Rival")], time.time()).color == "random"  # type: ignore[union-attr]
+
+
+async def test_variants_the_engine_does_not_play_are_never_offered(
+        tmp_path: Path, client: Lichess) -> None:
+    mm = matchmaker(tmp_path, client, variants={"atomic": 5.0, "crazyhouse": 1.0})
+    mm.playable = lambda: frozenset({"standard", "crazyhouse"})
+    offers = {mm.choose([bot("Rival")], time.time()).variant  # type: ignore[union-attr]
+              for _ in range(10)}
+    assert offers == {"crazyhouse"}
+    mm.playable = lambda: frozenset({"standard"})
+    assert mm.choose([bot("Rival")], time.time()) is None
