@@ -289,7 +289,8 @@ class Mover:
             try:
                 thought = await self._engine.think(board, plan.limit,
                                                    hard_limit_s=plan.hard_limit_s,
-                                                   game=self.game_id, root_moves=root_moves)
+                                                   game=self.game_id, root_moves=root_moves,
+                                                   ponder=self._may_ponder())
             except EngineFailure as exc:
                 log.error("engine failure (attempt %d of %d): %s; position: %s moves %s",
                           attempt_no, ENGINE_ATTEMPTS, exc, context.initial_fen,
@@ -317,7 +318,7 @@ class Mover:
         every game has a core to itself (pondering would slow the others' searches)."""
         pv = chosen.info.get("pv")
         position = self.host.position
-        if (not self.config.engine.ponder or self.load.games >= CORES or self._engine is None
+        if (not self._may_ponder() or self._engine is None
                 or not isinstance(pv, list) or len(pv) < 2 or position is None):
             return
         if len(position.moves) > len(board.move_stack) + 1:
@@ -333,6 +334,11 @@ class Mover:
         self.metrics.ponders += 1
         self._ponder_plies = len(board.move_stack) + 1  # our move echoed: keep pondering
         self._ponder = self.host.spawn(self._engine.ponder(expected, game=self.game_id), "ponder")
+
+    def _may_ponder(self) -> bool:
+        """engine.ponder, while every game has a core to itself (pondering would slow the
+        others' searches)."""
+        return self.config.engine.ponder and self.load.games < CORES
 
     def stop_pondering(self) -> None:
         if self._ponder is not None and not self._ponder.done():

@@ -12,18 +12,14 @@ from dataclasses import dataclass
 import chess
 
 from bot.game.hooks import GameContext
-from bot.lichess.events import STARTPOS, GameState
-
-CHESS960_RULES = frozenset({"chess960", "fromPosition"})  # any rook file may castle
+from bot.lichess.events import GameState
+from bot.lichess.variants import new_board
 
 
 def initial_board(variant: str, initial_fen: str) -> chess.Board:
-    """The start position: chess960 mode for chess960 and set-up positions (castling rights
-    of any rook file), so both castling notations are understood."""
-    chess960 = variant in CHESS960_RULES
-    if not initial_fen or initial_fen == STARTPOS:
-        return chess.Board(chess960=chess960)
-    return chess.Board(initial_fen, chess960=chess960)
+    """The start position, on python-chess's board for the variant (its rules: legality, SAN,
+    game end; crazyhouse pockets follow from the moves replayed on it)."""
+    return new_board(variant, initial_fen)
 
 
 def replay(board: chess.Board, moves: tuple[str, ...]) -> chess.Board:
