@@ -9,7 +9,7 @@ import chess.variant
 import pytest
 
 from bot.game.engines import EngineSpec, start_engine
-from bot.game.game import initial_board, replay, wire_uci
+from bot.game.position import initial_board, replay, wire_uci
 from bot.lichess.variants import (
     LICHESS_VARIANTS,
     STANDARD_RULES,
