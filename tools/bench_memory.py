@@ -1,0 +1,258 @@
+"""The bot's memory with 1, 2, 4 and 8 games of the built-in engine running, and its start-up
+and speed through the engine host.
+
+Memory: the sum of `Pss` (/proc/PID/smaps_rollup: shared pages split among the processes
+sharing them) over the bot's process tree (the bot, the engine host, every game's engine and
+the spare), sampled while N games run on the sandbox and each has made a few engine moves
+(the hash tables are written, so their pages count), then the marginal cost per game.
+`--no-fork-host` measures each game's engine in its own process (`engine.fork_host: false`).
+
+Start-up and speed (`--speed`): from starting the engine command to `uciok`, and the nodes per
+second of fixed-depth searches, forked by the host against in a process of its own.
+
+    python -m tools.bench_memory [--games 1 2 4 8] [--hash 64] [--no-fork-host] [--speed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import chess
+import chess.engine
+
+from bot.app import run_bot
+from bot.game.enginehost import EngineHost
+from bot.game.engines import SEARCH_INFO
+from bot.game.game import Metrics
+from bot.lichess.client import ClientTimings
+from bot.ops.config import Config
+from tools.bench_bot import start_sandbox
+
+SAMPLES = 3  # Pss samples per measurement, a second apart; the median is reported
+SAMPLE_GAP_S = 1.0
+SPEED_DEPTH = 9
+SPEED_FENS = (
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+)
+UCIOK_STARTS = 5
+
+
+def parent_pids() -> dict[int, int]:
+    """pid -> parent pid of every process."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: fields follow the last ')'
+        fields = stat[stat.rindex(")") + 2:].split()
+        parents[int(entry)] = int(fields[1])
+    return parents
+
+
+def process_tree(root: int, exclude: set[int]) -> list[int]:
+    """`root` and its descendants, without the subtrees of `exclude`."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parent_pids().items():
+        children.setdefault(parent, []).append(pid)
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        if pid in exclude:
+            continue
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def pss_kb(pid: int) -> int:
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0  # ended meanwhile
+    for line in text.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0
+
+
+def tree_pss_mb(root: int, exclude: set[int]) -> tuple[float, int]:
+    """Total Pss of the tree in MB, and how many processes it has."""
+    pids = process_tree(root, exclude)
+    return sum(pss_kb(pid) for pid in pids) / 1024, len(pids)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    games: int
+    pss_mb: float
+    processes: int
+
+
+async def measure(games: int, args: argparse.Namespace) -> Sample:
+    sandbox, url, token = await start_sandbox(games, 600, 0, args.opponent_movetime_s)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Config()
+            config = dataclasses.replace(
+                base,
+                state_dir=Path(tmp) / "state",
+                engine=dataclasses.replace(
+                    base.engine, command=None, fork_host=args.fork_host,
+                    options={"Hash": args.hash}, max_move_s=args.move_s,
+                    first_move_s=args.move_s),
+                challenge=dataclasses.replace(base.challenge, concurrency=games),
+                game=dataclasses.replace(base.game, shutdown_grace_s=0,
+                                         shutdown_action="abandon"),
+                pgn=dataclasses.replace(base.pgn, enabled=False),
+                log=dataclasses.replace(base.log, status_interval_s=0, game_log=False),
+            )
+            metrics = Metrics()
+            stop = asyncio.Event()
+            ready = asyncio.Event()
+            samples: list[tuple[float, int]] = []
+
+            def playing() -> int:
+                """Games still running that have made `args.moves` engine moves."""
+                ended = {outcome.game_id for outcome in metrics.games}
+                counts: dict[str, int] = {}
+                for move in metrics.moves:
+                    if move.source == "engine" and move.game_id not in ended:
+                        counts[move.game_id] = counts.get(move.game_id, 0) + 1
+                return sum(1 for count in counts.values() if count >= args.moves)
+
+            async def sample_then_stop() -> None:
+                await ready.wait()
+                while len(samples) < SAMPLES:
+                    while playing() < games:  # noqa: ASYNC110
+                        await asyncio.sleep(0.2)
+                    samples.append(tree_pss_mb(os.getpid(), {sandbox.pid}))
+                    await asyncio.sleep(SAMPLE_GAP_S)
+                stop.set()
+
+            async with asyncio.TaskGroup() as tg:
+                sampler = tg.create_task(sample_then_stop())
+                await run_bot(config, url=url, token=token, stop=stop, handle_signals=True,
+                              metrics=metrics, timings=ClientTimings(moves_per_minute=100_000),
+                              on_ready=lambda _me: ready.set())
+                sampler.cancel()
+    finally:
+        sandbox.terminate()
+        await sandbox.wait()
+    if len(samples) < SAMPLES:
+        raise SystemExit(f"the bot stopped before {games} games ran")
+    pss_mb = statistics.median(pss for pss, _ in samples)
+    return Sample(games, pss_mb, max(count for _, count in samples))
+
+
+def marginal_mb(samples: list[Sample]) -> float:
+    """The least-squares slope of Pss against the number of games."""
+    xs = [s.games for s in samples]
+    ys = [s.pss_mb for s in samples]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+
+
+async def memory(args: argparse.Namespace) -> None:
+    mode = "forked by the engine host" if args.fork_host else "each in its own process"
+    print(f"built-in engine, Hash {args.hash} MB, engines {mode}")
+    samples = []
+    for games in args.games:
+        sample = await measure(games, args)
+        samples.append(sample)
+        print(f"{games} games: Pss {sample.pss_mb:7.1f} MB over {sample.processes} processes",
+              flush=True)
+    if len(samples) >= 2:
+        slope = marginal_mb(samples)
+        first, last = samples[0], samples[-1]
+        step = (last.pss_mb - first.pss_mb) / (last.games - first.games)
+        print(f"marginal per game: {slope:.1f} MB (least squares), {step:.1f} MB "
+              f"({first.games} -> {last.games} games); hash table {args.hash} MB, "
+              f"so {slope - args.hash:.1f} MB besides it")
+
+
+async def time_to_uciok(command: list[str]) -> float:
+    started = time.monotonic()
+    transport, protocol = await chess.engine.popen_uci(command)
+    elapsed_s = time.monotonic() - started
+    await protocol.quit()
+    transport.close()
+    return elapsed_s
+
+
+async def search_speed(command: list[str]) -> tuple[int, float]:
+    """Nodes and seconds of fixed-depth searches of SPEED_FENS (each from a new game)."""
+    transport, protocol = await chess.engine.popen_uci(command)
+    try:
+        await protocol.configure({"Hash": 16})
+        await protocol.play(chess.Board(), chess.engine.Limit(depth=2), game=object())
+        nodes, seconds = 0, 0.0
+        for fen in SPEED_FENS:
+            result = await protocol.play(chess.Board(fen), chess.engine.Limit(depth=SPEED_DEPTH),
+                                         game=object(), info=SEARCH_INFO)
+            nodes += int(result.info.get("nodes", 0))
+            seconds += float(result.info.get("time", 0.0))
+        return nodes, seconds
+    finally:
+        await protocol.quit()
+        transport.close()
+
+
+async def speed() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        host = EngineHost(Path(tmp) / "engine.sock")
+        await host.start(900)
+        try:
+            commands = {"own process": [sys.executable, "-m", "engine"],
+                        "forked by the host": list(host.engine_command)}
+            for name, command in commands.items():
+                await time_to_uciok(command)  # the OS caches the files: time warm starts
+                starts = [await time_to_uciok(command) for _ in range(UCIOK_STARTS)]
+                nodes, seconds = await search_speed(command)
+                print(f"{name:20s}: uciok after {statistics.median(starts) * 1000:6.1f} ms "
+                      f"(median of {UCIOK_STARTS}); depth {SPEED_DEPTH} searches: {nodes} nodes, "
+                      f"{int(nodes / seconds) if seconds else 0} nodes/s", flush=True)
+        finally:
+            await host.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_memory", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, nargs="+", default=[1, 2, 4, 8],
+                        help="games at once to measure (default 1 2 4 8)")
+    parser.add_argument("--hash", type=int, default=64, help="Hash in MB (default 64)")
+    parser.add_argument("--no-fork-host", dest="fork_host", action="store_false",
+                        help="each game's engine in its own process (engine.fork_host: false)")
+    parser.add_argument("--moves", type=int, default=3,
+                        help="engine moves each game makes before measuring (default 3)")
+    parser.add_argument("--move-s", type=float, default=0.5,
+                        help="engine time per move (default 0.5)")
+    parser.add_argument("--opponent-movetime-s", type=float, default=1.0,
+                        help="the sandbox opponents' time per move (default 1.0)")
+    parser.add_argument("--speed", action="store_true",
+                        help="measure start-up and search speed instead of memory")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    asyncio.run(speed() if args.speed else memory(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
