@@ -511,10 +511,13 @@ async def run_bot(
             runner = tg.create_task(bot.run(), name="bot")
             forward = (tg.create_task(_forward(stop, bot.stop_requested), name="stop request")
                        if stop is not None else None)
+            keeper = (tg.create_task(host.keep_running(WARM_UP_TIMEOUT_S), name="engine host")
+                      if host is not None else None)
             await _announce_ready(bot, runner, me, on_ready, notify)
             await asyncio.wait({runner})
-            if forward is not None:
-                forward.cancel()
+            for task in (forward, keeper):
+                if task is not None:
+                    task.cancel()
         log.info("stopped")
         return EXIT_OK
     except FatalError as exc:

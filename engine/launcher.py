@@ -68,7 +68,9 @@ def exit_like(status: int) -> int:
         with contextlib.suppress(OSError):  # SIGKILL and SIGSTOP have no handler to reset
             signal.signal(sig, signal.SIG_DFL)
         # the child dumped its own core if it was allowed to: this process's would be noise
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # (a service whose system calls exclude @resources may refuse: then so be it)
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         os.kill(os.getpid(), sig)
         return 128 + sig  # only if the signal could not end this process
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1

@@ -91,10 +91,32 @@ def pss_kb(pid: int) -> int:
     return 0
 
 
-def tree_pss_mb(root: int, exclude: set[int]) -> tuple[float, int]:
-    """Total Pss of the tree in MB, and how many processes it has."""
+def role(pid: int, root: int, parents: dict[int, int]) -> str:
+    """What a process of the bot's tree is, from its command line."""
+    if pid == root:
+        return "bot"
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "gone"
+    if b"host" in argv:  # a forked engine keeps the host's command line
+        return "engine host" if parents.get(pid) == root else "forked engine"
+    if b"connect" in argv:
+        return "launcher"
+    return "engine process" if b"engine" in argv else "other"
+
+
+def tree_pss_mb(root: int, exclude: set[int]) -> tuple[float, int, dict[str, list[float]]]:
+    """Total Pss of the tree in MB, how many processes it has, and each role's Pss values."""
     pids = process_tree(root, exclude)
-    return sum(pss_kb(pid) for pid in pids) / 1024, len(pids)
+    parents = parent_pids()
+    roles: dict[str, list[float]] = {}
+    total_kb = 0
+    for pid in pids:
+        kb = pss_kb(pid)
+        total_kb += kb
+        roles.setdefault(role(pid, root, parents), []).append(kb / 1024)
+    return total_kb / 1024, len(pids), roles
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +124,11 @@ class Sample:
     games: int
     pss_mb: float
     processes: int
+    roles: dict[str, list[float]]
+
+    def breakdown(self) -> str:
+        return "; ".join(f"{name} {len(values)} x {statistics.fmean(values):.1f} MB"
+                         for name, values in sorted(self.roles.items()))
 
 
 async def measure(games: int, args: argparse.Namespace) -> Sample:
@@ -125,7 +152,7 @@ async def measure(games: int, args: argparse.Namespace) -> Sample:
             metrics = Metrics()
             stop = asyncio.Event()
             ready = asyncio.Event()
-            samples: list[tuple[float, int]] = []
+            samples: list[tuple[float, int, dict[str, list[float]]]] = []
 
             def playing() -> int:
                 """Games still running that have made `args.moves` engine moves."""
@@ -156,8 +183,8 @@ async def measure(games: int, args: argparse.Namespace) -> Sample:
         await sandbox.wait()
     if len(samples) < SAMPLES:
         raise SystemExit(f"the bot stopped before {games} games ran")
-    pss_mb = statistics.median(pss for pss, _ in samples)
-    return Sample(games, pss_mb, max(count for _, count in samples))
+    middle = sorted(samples, key=lambda sample: sample[0])[len(samples) // 2]
+    return Sample(games, *middle)
 
 
 def marginal_mb(samples: list[Sample]) -> float:
@@ -176,8 +203,8 @@ async def memory(args: argparse.Namespace) -> None:
     for games in args.games:
         sample = await measure(games, args)
         samples.append(sample)
-        print(f"{games} games: Pss {sample.pss_mb:7.1f} MB over {sample.processes} processes",
-              flush=True)
+        print(f"{games} games: Pss {sample.pss_mb:7.1f} MB over {sample.processes} processes "
+              f"({sample.breakdown()})", flush=True)
     if len(samples) >= 2:
         slope = marginal_mb(samples)
         first, last = samples[0], samples[-1]

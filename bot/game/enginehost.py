@@ -23,6 +23,7 @@ SOCKET_NAME: Final = "engine.sock"
 # sockaddr_un's sun_path holds 108 bytes on Linux, the terminating NUL included.
 MAX_SOCKET_PATH_BYTES: Final = 107
 HOST_QUIT_TIMEOUT_S: Final = 2.0  # after closing its stdin, wait this long before killing
+HOST_RETRY_S: Final = 5.0  # wait before starting a host that ended again
 
 
 class EngineHostError(Exception):
@@ -77,6 +78,26 @@ class EngineHost:
             await self.close()
             raise EngineHostError(f"the engine host exited with code {code} before it was ready")
         log.info("engine host ready (pid %s, socket %s)", self._process.pid, self.path)
+
+    async def keep_running(self, timeout_s: float) -> None:
+        """Long-lived task: start the host again whenever it ends (engines started meanwhile
+        run in processes of their own)."""
+        while True:
+            process = self._process
+            if process is None:
+                return
+            code = await process.wait()
+            if self._process is not process:
+                return  # closed
+            log.error("the engine host (pid %s) exited with code %s: starting it again",
+                      process.pid, code)
+            await self.close()
+            await asyncio.sleep(HOST_RETRY_S)
+            try:
+                await self.start(timeout_s)
+            except EngineHostError as exc:
+                log.error("%s: engines run in processes of their own", exc)
+                return
 
     async def close(self) -> None:
         """End the host (engines it forked end when the bot closes their pipes)."""

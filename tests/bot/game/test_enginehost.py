@@ -89,3 +89,24 @@ async def test_without_the_host_the_same_command_plays_in_its_own_process(
         assert chess.Board().is_legal(thought.move)
     finally:
         await pool.close()
+
+
+async def test_a_host_that_dies_is_started_again(host: EngineHost,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("bot.game.enginehost.HOST_RETRY_S", 0.0)
+    keeper = asyncio.ensure_future(host.keep_running(900))
+    try:
+        first = host.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        async with asyncio.timeout(900):  # a safety net: the new host loads cached code
+            while not (host.alive and host.pid != first and host.path.exists()):  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        pool = EnginePool(EngineSpec(host.engine_command, {"Hash": 8}), spare=False)
+        try:
+            await pool.acquire()
+            assert len(children(host)) == 1  # forked by the new host
+        finally:
+            await pool.close()
+    finally:
+        keeper.cancel()
