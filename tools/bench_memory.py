@@ -271,8 +271,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="engine moves each game makes before measuring (default 3)")
     parser.add_argument("--move-s", type=float, default=0.5,
                         help="engine time per move (default 0.5)")
-    parser.add_argument("--opponent-movetime-s", type=float, default=1.0,
-                        help="the sandbox opponents' time per move (default 1.0)")
+    # Slow opponents make long games: all N are still running after a few moves each.
+    parser.add_argument("--opponent-movetime-s", type=float, default=3.0,
+                        help="the sandbox opponents' time per move (default 3.0)")
     parser.add_argument("--speed", action="store_true",
                         help="measure start-up and search speed instead of memory")
     args = parser.parse_args(argv)
