@@ -55,6 +55,16 @@ class EngineHost:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
+    def children(self) -> set[int]:
+        """The pids of the engines the host forked and that still run."""
+        if self.pid is None:
+            return set()
+        try:
+            text = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text()
+        except OSError:
+            return set()
+        return {int(pid) for pid in text.split()}
+
     @property
     def alive(self) -> bool:
         return self._process is not None and self._process.returncode is None

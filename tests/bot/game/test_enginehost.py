@@ -31,12 +31,6 @@ async def host(tmp_path: Path) -> AsyncIterator[EngineHost]:
         await running.close()
 
 
-def children(host: EngineHost) -> set[int]:
-    text = Path(f"/proc/{host.pid}/task/{host.pid}/children").read_text()
-    return {int(pid) for pid in text.split()}
-
-
-
 async def test_each_game_keeps_its_own_table_from_move_to_move(host: EngineHost) -> None:
     pool = EnginePool(EngineSpec(host.engine_command, {"Hash": 16}), spare=False)
     try:
@@ -61,7 +55,7 @@ async def test_a_crashed_forked_engine_is_replaced_and_the_host_serves_on(
     pool = EnginePool(EngineSpec(host.engine_command, {"Hash": 8}), spare=False)
     try:
         engine = await pool.acquire()
-        (child,) = children(host)
+        (child,) = host.children()
         os.kill(child, signal.SIGKILL)
         # python-chess loses a search started while the end of the process is on its way (it
         # waits for `readyok` forever): the crash is seen first, as it is mid-game.
@@ -73,7 +67,7 @@ async def test_a_crashed_forked_engine_is_replaced_and_the_host_serves_on(
         replacement = await pool.replace(engine)
         thought = await replacement.think(chess.Board(), DEPTH, hard_limit_s=60, game="g")
         assert chess.Board().is_legal(thought.move)
-        assert host.alive and len(children(host)) == 1 and child not in children(host)
+        assert host.alive and len(host.children()) == 1 and child not in host.children()
     finally:
         await pool.close()
     assert host.alive
@@ -105,7 +99,7 @@ async def test_a_host_that_dies_is_started_again(host: EngineHost,
         pool = EnginePool(EngineSpec(host.engine_command, {"Hash": 8}), spare=False)
         try:
             await pool.acquire()
-            assert len(children(host)) == 1  # forked by the new host
+            assert len(host.children()) == 1  # forked by the new host
         finally:
             await pool.close()
     finally:
