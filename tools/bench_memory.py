@@ -3,8 +3,9 @@ and speed through the engine host.
 
 Memory: the sum of `Pss` (/proc/PID/smaps_rollup: shared pages split among the processes
 sharing them) over the bot's process tree (the bot, the engine host, every game's engine and
-the spare), sampled while N games run on the sandbox and each has made a few engine moves
-(the hash tables are written, so their pages count), then the marginal cost per game.
+the spare), sampled while N games run on the sandbox, each has made a few engine moves and
+the spare engine runs (a new game clears its hash table, so all of its pages count), then the
+marginal cost per game.
 `--no-fork-host` measures each game's engine in its own process (`engine.fork_host: false`).
 
 Start-up and speed (`--speed`): from starting the engine command to `uciok`, and the nodes per
@@ -35,7 +36,6 @@ from bot.game.engines import SEARCH_INFO
 from bot.game.game import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config
-from engine.bench import BENCH_FENS, BENCH_HASH_MB
 from tools.bench_bot import start_sandbox
 
 SAMPLES = 3  # Pss samples per measurement, a second apart; the median is reported
@@ -115,6 +115,10 @@ def tree_pss_mb(root: int, exclude: set[int]) -> tuple[float, int, dict[str, lis
     return total_kb / 1024, len(pids), roles
 
 
+def engines(roles: dict[str, list[float]]) -> int:
+    return len(roles.get("forked engine", [])) + len(roles.get("engine process", []))
+
+
 @dataclasses.dataclass(frozen=True)
 class Sample:
     games: int
@@ -162,9 +166,13 @@ async def measure(games: int, args: argparse.Namespace) -> Sample:
             async def sample_then_stop() -> None:
                 await ready.wait()
                 while len(samples) < SAMPLES:
-                    while playing() < games:  # noqa: ASYNC110
+                    while True:
+                        if playing() >= games:
+                            sample = tree_pss_mb(os.getpid(), {sandbox.pid})
+                            if engines(sample[2]) == games + 1:  # the spare is running too
+                                break
                         await asyncio.sleep(0.2)
-                    samples.append(tree_pss_mb(os.getpid(), {sandbox.pid}))
+                    samples.append(sample)
                     await asyncio.sleep(SAMPLE_GAP_S)
                 stop.set()
 
@@ -228,6 +236,7 @@ def cpu_s(pid: int) -> float:
 async def search_speed(command: list[str], host: EngineHost) -> tuple[int, float]:
     """Nodes and CPU seconds of `kibitz-engine bench`'s searches through UCI (each from an
     empty table), by the engine `command` starts (the forked child when there is one)."""
+    from engine.bench import BENCH_FENS, BENCH_HASH_MB  # not before: numba would count as the bot's
     before = host.children()
     transport, protocol = await chess.engine.popen_uci(command)
     try:

@@ -1,6 +1,6 @@
 """How much memory the configured games take, against what the machine has available.
 
-The figures are the proportional set sizes (Pss) measured by `make bench-memory`
+The figures are proportional set sizes (Pss) measured by `make bench-memory`
 (tools/bench_memory.py): shared pages counted once, split among the processes sharing them.
 """
 
@@ -13,11 +13,11 @@ from typing import Final
 from bot.ops.config import Config
 
 MEMINFO: Final = Path("/proc/meminfo")
-# Measured by `make bench-memory` at Hash 1 (the hash table is added from the config).
-BOT_MB: Final = 75  # the bot itself: Python, aiohttp, python-chess, the event loop
-ENGINE_HOST_MB: Final = 110  # the built-in engine's host: numba and the loaded compiled code
-FORKED_ENGINE_MB: Final = 12  # one game's engine forked by the host, besides its hash table
-PROCESS_ENGINE_MB: Final = 160  # one built-in engine in its own process (engine.fork_host off)
+# Measured by `make bench-memory` (Hash 64, less the table, which a new game writes whole).
+BOT_MB: Final = 33  # the bot itself: Python, aiohttp, python-chess, the event loop
+ENGINE_HOST_MB: Final = 180  # the built-in engine's host: numba, LLVM and the loaded code
+FORKED_ENGINE_MB: Final = 14  # one game's engine forked by the host (7) and its launcher (7)
+PROCESS_ENGINE_MB: Final = 69  # one built-in engine in its own process (engine.fork_host off)
 EXTERNAL_ENGINE_MB: Final = 20  # a configured UCI engine besides its hash: a guess (C engines)
 BUILTIN_DEFAULT_HASH_MB: Final = 64  # engine.tt.DEFAULT_HASH_MB, when the config sets no Hash
 
