@@ -15,7 +15,7 @@ from bot.ops.config import Config
 MEMINFO: Final = Path("/proc/meminfo")
 # Measured by `make bench-memory` (Hash 64, less the table, which a new game writes whole).
 BOT_MB: Final = 33  # the bot itself: Python, aiohttp, python-chess, the event loop
-ENGINE_HOST_MB: Final = 180  # the built-in engine's host: numba, LLVM and the loaded code
+ENGINE_HOST_MB: Final = 170  # the built-in engine's host: numba, LLVM and the loaded code
 FORKED_ENGINE_MB: Final = 14  # one game's engine forked by the host (7) and its launcher (7)
 PROCESS_ENGINE_MB: Final = 69  # one built-in engine in its own process (engine.fork_host off)
 EXTERNAL_ENGINE_MB: Final = 20  # a configured UCI engine besides its hash: a guess (C engines)
