@@ -405,7 +405,7 @@ def state_is_consistent(
     )
 
 
-@njit_noalloc
+@njit_noalloc_inline
 def is_repetition(stack: StackArray, keys: KeyArray, meta: MetaArray, root_row: int) -> bool:
     """Is the current position a draw by repetition?  The one repetition rule of the engine.
 

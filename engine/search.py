@@ -38,6 +38,7 @@ from engine.constants import (
     S_HALFMOVE,
     S_MOVE,
     S_NPM,
+    S_PAWN_MAT,
     S_SIDE,
     BoardArray,
     Int32Array,
@@ -152,7 +153,14 @@ def _is_draw(
             if is_legal(board, stack, meta, buf[i]):
                 return True
         return False
-    return is_dead_position(board, stack, row) or is_repetition(stack, keys, meta, root_row)
+    # the pawn test first, here: most positions have pawns and skip the call
+    if (
+        stack[row, S_PAWN_MAT] == 0
+        and stack[row, S_PAWN_MAT + 1] == 0
+        and is_dead_position(board, stack, row)
+    ):
+        return True
+    return is_repetition(stack, keys, meta, root_row)
 
 
 @njit_noalloc
