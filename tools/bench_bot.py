@@ -77,9 +77,10 @@ class MemoryTrace:
         return by_label["end"] / by_label["warm"] - 1.0
 
 
-async def serve(games: int, opponents: int, minutes_s: int, increment_s: int) -> None:
+async def serve(opponents: int, minutes_s: int, increment_s: int,
+                movetime_s: float = 0.01, games: int | None = None) -> None:
     """The sandbox side: a bot account and `opponents` random movers challenging it for
-    `games` games in all."""
+    `games` games in all (None: forever)."""
     from sandbox.opponent import ChallengeSpec
     from sandbox.ratelimit import RateLimits
     from sandbox.server import SandboxServer
@@ -87,10 +88,11 @@ async def serve(games: int, opponents: int, minutes_s: int, increment_s: int) ->
     server = SandboxServer(keepalive_s=2.0, limits=RateLimits(moves_per_minute=100_000))
     url = await server.start("127.0.0.1", 0)
     token = server.add_account(BOT, bot=True)
-    for index, quota in enumerate(quotas(games, opponents)):
-        if quota:
+    shares = quotas(games, opponents) if games is not None else [None] * opponents
+    for index, quota in enumerate(shares):
+        if quota != 0:
             await server.start_opponent(
-                f"rival{index}", seed=index, movetime_s=0.01,
+                f"rival{index}", seed=index, movetime_s=movetime_s,
                 challenge=ChallengeSpec(BOT, minutes_s, increment_s, games=quota))
     print(f"url: {url}", flush=True)
     print(f"token: {token}", flush=True)
@@ -113,15 +115,24 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-async def bench(args: argparse.Namespace) -> int:
+async def start_sandbox(opponents: int, minutes_s: int, increment_s: int,
+                        movetime_s: float = 0.01, games: int | None = None
+                        ) -> tuple[asyncio.subprocess.Process, str, str]:
+    """`serve` in a process of its own: the process, the server's URL and the bot's token."""
     sandbox = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tools.bench_bot", SERVE_FLAG, str(args.games),
-        str(min(args.concurrency, args.games)), str(args.base), str(args.increment),
+        sys.executable, "-m", "tools.bench_bot", SERVE_FLAG, str(opponents), str(minutes_s),
+        str(increment_s), str(movetime_s), *([str(games)] if games is not None else []),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert sandbox.stdout is not None
+    url = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
+    token = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
+    return sandbox, url, token
+
+
+async def bench(args: argparse.Namespace) -> int:
+    sandbox, url, token = await start_sandbox(min(args.concurrency, args.games), args.base,
+                                              args.increment, games=args.games)
     try:
-        url = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
-        token = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
         with tempfile.TemporaryDirectory() as tmp:
             base = Config()
             config = dataclasses.replace(
@@ -212,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == SERVE_FLAG:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])))
+            asyncio.run(serve(int(argv[1]), int(argv[2]), int(argv[3]),
+                              float(argv[4]) if len(argv) > 4 else 0.01,
+                              int(argv[5]) if len(argv) > 5 else None))
         return 0
     parser = argparse.ArgumentParser(prog="python -m tools.bench_bot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
