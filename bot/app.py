@@ -21,7 +21,7 @@ from typing import Final
 
 from bot.challenges.blocklists import BlockLists
 from bot.challenges.matchmaking import Matchmaker
-from bot.challenges.opponents import OpponentBook
+from bot.challenges.opponents import OpponentBook, ratelimit_of
 from bot.challenges.policy import finer_verdict, judge, sort_queue
 from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
 from bot.features.wiring import FeatureError, Features
@@ -31,10 +31,12 @@ from bot.game.engines import EngineFailure, EnginePool, EngineSpec
 from bot.game.game import Game, Me, Metrics, ThinkingLoad
 from bot.game.hooks import GameHooks
 from bot.lichess.client import (
+    BOT_DAY_KEY,
     AuthError,
     ClientTimings,
     Lichess,
     LichessError,
+    RateLimited,
     RequestError,
     StreamOpened,
     Unavailable,
@@ -329,14 +331,30 @@ class Bot:
                     await self.client.accept_challenge(challenge.id)
                 except (RequestError, Unavailable) as exc:
                     log.warning("accept %s: %s", challenge.id, exc)
-                    self.book.note_refusal(exc)  # our daily bot games may be used up
                     self.accepted.pop(challenge.id, None)
+                    self._on_accept_refused(challenge, exc)
                     continue
                 log.info("accepted challenge %s from %s", challenge.id,
                          challenge.challenger.name)
                 self.book.engage(challenge.id, challenge.challenger.id,
                                  bot=challenge.challenger.is_bot, started=False,
                                  realtime=holds_slot(challenge))
+
+    def _on_accept_refused(self, challenge: Challenge, exc: RequestError | Unavailable) -> None:
+        """lila's BotLimit (app/controllers/Challenge.scala `eitherBotLimitResponse`): 429
+        `bot.vsBot.day` is our own cap, so this and further bot challenges are declined
+        until it lifts; 400 with that key is the challenger's cap, so only this challenger
+        is turned away. Either way the challenge is answered, never left hanging."""
+        key, _seconds = ratelimit_of(exc.body)
+        if key != BOT_DAY_KEY:
+            return
+        self.book.note_refusal(exc)
+        why = ("our games against bots for today are used up" if isinstance(exc, RateLimited)
+               else f"{challenge.challenger.name} played its games against bots for today")
+        log.info("challenge %s: declining (%s)", challenge.id, why)
+        assert self._tg is not None
+        self._tg.create_task(self._decline(challenge.id, DeclineReason.LATER),
+                             name=f"decline {challenge.id}")
 
     # --- status and shutdown ---------------------------------------------------------------
 

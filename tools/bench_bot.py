@@ -39,7 +39,7 @@ async def serve(opponents: int, minutes_s: int, increment_s: int) -> None:
     from sandbox.ratelimit import RateLimits
     from sandbox.server import SandboxServer
 
-    server = SandboxServer(keepalive_s=2.0, limits=RateLimits(moves_per_minute=100_000))
+    server = SandboxServer(keepalive_s=2.0, limits=RateLimits(requests_per_minute=100_000))
     url = await server.start("127.0.0.1", 0)
     token = server.add_account(BOT, bot=True)
     for index in range(opponents):
@@ -102,7 +102,8 @@ async def bench(args: argparse.Namespace) -> int:
                 watcher = tg.create_task(stop_after_games())
                 code = await run_bot(
                     config, url=url, token=token, stop=stop, handle_signals=True,
-                    metrics=metrics, timings=ClientTimings(moves_per_minute=100_000),
+                    metrics=metrics,
+                    timings=ClientTimings(requests_per_minute=100_000, request_burst=1000),
                     on_ready=lambda _me: ready.set(),
                 )
                 watcher.cancel()

@@ -30,9 +30,17 @@ from urllib.parse import quote
 
 import aiohttp
 
-from bot.challenges.opponents import BOT_DAY_KEY, OpponentBook, ratelimit_of, ratings_from_account
+from bot.challenges.opponents import OpponentBook, ratelimit_of, ratings_from_account
 from bot.challenges.policy import perf_of
-from bot.lichess.client import AuthError, Lichess, LichessError, RequestError, Unavailable
+from bot.lichess.client import (
+    BOT_DAY_KEY,
+    AuthError,
+    Lichess,
+    LichessError,
+    RateLimited,
+    RequestError,
+    Unavailable,
+)
 from bot.lichess.events import GameInfo
 from bot.ops.config import Config, parse_time_control
 from bot.ops.statefile import load_state, number, save_state
@@ -367,7 +375,8 @@ class Matchmaker:
                          offer.name, exc.message, wait_s)
             return None
         except Unavailable as exc:
-            wait_s = max(self.client.blocked_for_s(CREATE_KIND), self.settings.backoff_s / 10)
+            wait_s = max(self.client.blocked_for_s(CREATE_KIND), self.settings.backoff_s / 10,
+                         exc.wait_s if isinstance(exc, RateLimited) else 0.0)
             key, _seconds = ratelimit_of(exc.body)
             why = "our bot games for today are used up" if key == BOT_DAY_KEY else str(exc)
             log.warning("matchmaking: cannot challenge (%s); pausing %.0f s", why, wait_s)
@@ -389,6 +398,6 @@ class Matchmaker:
     async def _cancel(self, challenge_id: str) -> None:
         try:
             await self.client.request("POST", f"/api/challenge/{quote(challenge_id)}/cancel",
-                                      kind="challenge", deadline_s=REQUEST_DEADLINE_S)
+                                      kind="challenge:cancel", deadline_s=REQUEST_DEADLINE_S)
         except (RequestError, Unavailable) as exc:
             log.info("matchmaking: cancel %s: %s", challenge_id, exc)

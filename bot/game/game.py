@@ -29,6 +29,7 @@ import chess.engine
 from bot.features import chat
 from bot.features.commands import CommandAction, CommandContext
 from bot.features.greetings import ChatMessage, GamePhase, greetings
+from bot.game.claims import ClaimTimer
 from bot.game.clock import LatencyMeter, ThinkPlan, plan_move
 from bot.game.conduct import Conduct, TakebackLedger
 from bot.game.engines import Engine, EngineFailure, EnginePool
@@ -71,7 +72,6 @@ MAX_RESYNCS: Final = 3  # stream reopens for an unreadable state before giving u
 STUCK_AFTER_FAILURE_S: Final = 2.0  # our turn, last move request failed: resync after this
 STUCK_AFTER_SENT_S: Final = 10.0  # our turn, move sent but never echoed: resync after this
 FINISH_GRACE_S: Final = 3.0  # gameFinish seen, stream still open: end the game after this
-CLAIM_RETRY_S: Final = 5.0  # retry claim-victory this often while the opponent stays gone
 SOURCE_TIMEOUT_S: Final = 3.0  # a move source (book, tablebase, online) gets at most this
 CHAT_TIMEOUT_S: Final = 10.0  # the goodbye line gets at most this
 MOVE_REQUEST_MAX_S: Final = 30.0  # a move request never retries longer than this
@@ -236,7 +236,7 @@ class Game:
         self._comments: dict[int, str] = {}
         self._answered_draw: int | None = None
         self._answered_takeback: int | None = None
-        self._claim_at: float | None = None
+        self.claims = ClaimTimer()
         self._server_finished_at: float | None = None
         self._abort_sent = False
         self._abort_extra_s = 0.0  # granted by the opponent's !wait
@@ -502,11 +502,11 @@ class Game:
     def _on_opponent_gone(self, event: OpponentGone) -> None:
         if event.gone:
             wait_s = event.claim_win_in_s if event.claim_win_in_s is not None else 0.0
-            log.info("opponent gone; victory claimable in %.0f s", wait_s)
-            self._claim_at = time.monotonic() + wait_s
+            log.log(logging.INFO if not self.claims.pending else logging.DEBUG,
+                    "opponent gone; victory claimable in %.0f s", wait_s)
         else:
             log.info("opponent is back")
-            self._claim_at = None
+        self.claims.on_gone(event.gone, event.claim_win_in_s)
 
     # --- our move -----------------------------------------------------------------------
 
@@ -754,9 +754,13 @@ class Game:
         text = chat.sanitize(message.text)
         if not text:
             return
-        self.metrics.chat_lines.append((self.id, message.room, text))
-        await self._command(f"chat to {message.room}",
-                            self.client.chat(self.id, message.room, text))
+        try:
+            sent = await self.client.chat(self.id, message.room, text)
+        except (RequestError, Unavailable) as exc:
+            log.warning("chat to %s: %s", message.room, exc)
+            return
+        if sent:  # a line the request budget had no room for is dropped, never queued
+            self.metrics.chat_lines.append((self.id, message.room, text))
 
     def _engine_name(self) -> str:
         return self._engine.name if self._engine is not None else self.engines.name
@@ -806,17 +810,29 @@ class Game:
                 self._abort_sent = True
                 log.info("the opponent has not moved in %.0f s: aborting", abort_after_s)
                 await self._command("abort", self.client.abort(self.id))
-            if self._claim_at is not None and now >= self._claim_at \
-                    and self.config.game.claim_victory:
-                self._claim_at = now + CLAIM_RETRY_S
+            if self.config.game.claim_victory and self.claims.due(
+                    opponents_turn=self.board is not None and not self._our_turn()
+                    and not self.over):
                 log.info("claiming victory: the opponent is gone")
-                await self._command("claim victory", self.client.claim_victory(self.id))
+                await self._claim_victory()
             mover_idle = self._mover is None or self._mover.done()
             if self._our_turn() and mover_idle:
                 wait_s = STUCK_AFTER_FAILURE_S if self._move_failed else STUCK_AFTER_SENT_S
                 if now - self._idle_since > wait_s:
                     self._idle_since = now
                     self._request_resync("our turn, but no move is on its way")
+
+    async def _claim_victory(self) -> None:
+        try:
+            await self.client.claim_victory(self.id)
+        except RequestError as exc:
+            log.warning("claim victory refused: %s; not claiming again in this game", exc)
+            self.claims.sent(refused=True)
+        except Unavailable as exc:
+            log.warning("claim victory: %s", exc)
+            self.claims.sent(refused=False)
+        else:
+            self.claims.sent(refused=False)
 
     def _request_resync(self, why: str) -> None:
         self._resyncs += 1

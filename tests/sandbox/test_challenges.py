@@ -187,7 +187,10 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         limited = await bot_c.post("/api/challenge/bot_a", data=BLITZ)
         assert limited.status == 429
         assert limited.json()["ratelimit"]["key"] == "challenge.create.user"
-        # One bot-vs-bot game a day: bot_a's own cap is a 429, its opponent's a 400.
+        # One bot-vs-bot game a day: bot_a's own cap is a 429, its opponent's a 400, on
+        # creating and on accepting alike (lila modules/bot/src/main/BotLimit.scala,
+        # app/controllers/Challenge.scala `eitherBotLimitResponse`).
+        to_c = (await bot_b.post("/api/challenge/bot_c", data={"days": "1"})).json()
         first = (await bot_a.post("/api/challenge/bot_b", data=BLITZ)).json()
         assert (await bot_b.post(f"/api/challenge/{first['id']}/accept")).status == 200
         own = await bot_a.post("/api/challenge/bot_c", data=BLITZ)
@@ -200,8 +203,15 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         pending = server.lobby.challenges
         to_a = next(c for c in pending.values() if c.dest.id == "bot_a" and c.pending)
         refused = await bot_a.post(f"/api/challenge/{to_a.id}/accept")
-        assert refused.status == 400
+        assert refused.status == 429  # our own cap
         assert refused.json()["ratelimit"]["key"] == "bot.vsBot.day"
+        assert 0 < refused.json()["ratelimit"]["seconds"] <= 86400
+        theirs_now = await bot_c.post(f"/api/challenge/{to_c['id']}/accept")
+        assert theirs_now.status == 400  # bot_b's cap, reached after it challenged
+        reply = theirs_now.json()
+        assert reply["error"].startswith("bot_b played 1 games against other bots today, "
+                                         "please wait until ")
+        assert reply["ratelimit"]["key"] == "bot.vsBot.day"  # the opponent's, with a 400
     finally:
         await server.stop()
 
