@@ -110,10 +110,15 @@ class Lobby:
         event = self.challenge_event(challenge)
         self.hub.send_event(challenge.dest.id, event)
         self.hub.send_event(challenge.challenger.id, event)
-        if challenge.realtime and not request.keep_alive_stream:
+        if not request.keep_alive_stream:
+            self.unseen(challenge)
+        return challenge
+
+    def unseen(self, challenge: Challenge) -> None:
+        """Nobody keeps this challenge alive: a real-time one goes offline after a while."""
+        if challenge.realtime and challenge.pending:
             self._arm(challenge.id, self.settings.challenge_expiry_s,
                       lambda: self.expire_challenge(challenge.id))
-        return challenge
 
     def _check_bot_day(self, me: Account, other: Account) -> None:
         """The daily cap on games between bots, on creating and on accepting a challenge.
@@ -217,9 +222,14 @@ class Lobby:
         self._withdraw(challenge)
 
     def expire_challenge(self, challenge_id: str) -> None:
+        """A real-time challenge its challenger has not been seen on for a while goes
+        "offline", silently (no event to anyone) and can still be accepted: lila
+        modules/challenge/src/main/ChallengeApi.scala `sweep` (`realTimeUnseenSince` 20 s,
+        then `offline`, which only updates the status, ChallengeRepo.scala)."""
         challenge = self.challenges.get(challenge_id)
-        if challenge is not None and challenge.pending:
-            self._withdraw(challenge)
+        if challenge is not None and challenge.status == "created":
+            challenge.status = "offline"
+            log.info("challenge %s offline (its challenger has not been seen)", challenge.id)
 
     def _withdraw(self, challenge: Challenge) -> None:
         self._close(challenge, "canceled", "challengeCanceled")

@@ -283,8 +283,9 @@ class Api:
 
         def closed() -> None:
             hub.other_streams.remove(subscriber)
-            # Closing the keep-alive stream withdraws a challenge nobody answered.
-            self.lobby.expire_challenge(challenge.id)
+            # Closing the stream only stops its pings (lila ChallengeKeepAliveStream.scala):
+            # the challenge goes offline once unseen for a while, like any other.
+            self.lobby.unseen(challenge)
 
         return await streams.serve(request, subscriber, self.lobby.settings.keepalive_s,
                                    first=[body], on_close=closed)

@@ -186,6 +186,13 @@ class SandboxServer:
         """Create an account and return its bearer token."""
         return self.lobby.accounts.add(username, bot=bot, scopes=scopes, token=token).token
 
+    def add_anonymous(self, handle: str) -> str:
+        """A player who is not logged in (challenges show `"challenger": null`); `handle`
+        names it in the sandbox only. Its token lets a test play its side."""
+        account = self.lobby.accounts.add(handle, bot=False)
+        account.anonymous = True
+        return account.token
+
     def account(self, username: str) -> Account:
         account = self.lobby.accounts.by_name(username)
         if account is None:

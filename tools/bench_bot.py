@@ -61,6 +61,21 @@ def engine_command(choice: str) -> tuple[str, ...]:
     return tuple(shlex.split(choice))
 
 
+def session_config(tmp: Path, command: tuple[str, ...], concurrency: int,
+                   **engine: float | None) -> Config:
+    """A bot configuration for a measured session: files in `tmp`, no PGN, no game logs."""
+    base = Config()
+    return dataclasses.replace(
+        base,
+        state_dir=tmp / "state",
+        engine=dataclasses.replace(base.engine, command=command, options={"Hash": 16},
+                                   **engine),  # type: ignore[arg-type]
+        challenge=dataclasses.replace(base.challenge, concurrency=concurrency),
+        pgn=dataclasses.replace(base.pgn, enabled=False),
+        log=dataclasses.replace(base.log, status_interval_s=0, game_log=False),
+    )
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -76,17 +91,8 @@ async def bench(args: argparse.Namespace) -> int:
         url = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
         token = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
         with tempfile.TemporaryDirectory() as tmp:
-            base = Config()
-            config = dataclasses.replace(
-                base,
-                state_dir=Path(tmp) / "state",
-                engine=dataclasses.replace(
-                    base.engine, command=engine_command(args.engine), options={"Hash": 16},
-                    max_move_s=args.max_move_s, first_move_s=args.max_move_s),
-                challenge=dataclasses.replace(base.challenge, concurrency=args.concurrency),
-                pgn=dataclasses.replace(base.pgn, enabled=False),
-                log=dataclasses.replace(base.log, status_interval_s=0, game_log=False),
-            )
+            config = session_config(Path(tmp), engine_command(args.engine), args.concurrency,
+                                    max_move_s=args.max_move_s, first_move_s=args.max_move_s)
             metrics = Metrics()
             stop = asyncio.Event()
             ready = asyncio.Event()

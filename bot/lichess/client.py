@@ -476,6 +476,16 @@ class Lichess:
             deadline_s=10.0,
         )
 
+    async def challenge_status(self, challenge_id: str) -> str:
+        """The challenge's status by `GET /api/challenge/{id}/show` ("created", "offline",
+        "canceled", "declined", "accepted")."""
+        data = await self.request("GET", f"/api/challenge/{quote(challenge_id)}/show",
+                                  kind="challenge:show", deadline_s=10.0)
+        status = data.get("status") if isinstance(data, Mapping) else None
+        if not isinstance(status, str):
+            raise LichessError(f"/api/challenge/{challenge_id}/show has no status")
+        return status
+
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(
             "POST", f"/api/challenge/{quote(challenge_id)}/decline", kind="challenge:decline",

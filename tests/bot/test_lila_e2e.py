@@ -4,9 +4,11 @@ the sandbox follows (see the table in sandbox/__init__.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import chess
+import pytest
 
 from sandbox.opponent import ChallengeSpec
 from sandbox.ratelimit import RateLimits
@@ -98,3 +100,48 @@ async def test_a_refused_claim_is_not_repeated(tmp_path: Path) -> None:
         assert server.lobby.replies[(BOT, 400)] == 1  # one claim, refused, never repeated
         assert record.status == "outoftime"
         assert record.winner == ("black" if rival_white else "white")
+
+
+async def test_a_challenge_gone_offline_while_queued_is_declined_not_accepted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lila ChallengeApi.scala `sweep`: a real-time challenge unseen for a while goes offline
+    with no event and can still be accepted, starting a game nobody plays. The bot looks a
+    challenge that waited in its queue up first (every one here: the age limit is 0, so the
+    first challenge, looked up and still "created", shows a live one is accepted)."""
+    import bot.app
+
+    quiet_logs()
+    monkeypatch.setattr(bot.app, "STALE_CHALLENGE_S", 0.0, raising=False)
+    async with SandboxServer(keepalive_s=0.5, challenge_expiry_s=0.3) as server:
+        for name in ("person", "ghost"):
+            server.add_account(name, bot=False)
+        async with running_bot(server, make_config(tmp_path, concurrency=1)):
+            busy = server.lobby.challenges[await server.challenge("person", BOT, 600, 0)]
+            await wait_for(lambda: answered(busy) == "accepted")
+            ghost = server.lobby.challenges[await server.challenge("ghost", BOT, 180, 2)]
+            await wait_for(lambda: ghost.status == "offline")
+            server.end_game(busy.id, "draw")  # the slot frees: the queue is taken
+            await wait_for(lambda: answered(ghost) is not None)
+            assert answered(ghost) == "later"
+            assert ghost.id not in server.lobby.games
+
+
+@pytest.mark.parametrize(("rules", "expect"), [({}, "accepted"),
+                                               ({"accept_humans": False}, "onlybot"),
+                                               ({"min_rating": 1000}, "generic")])
+async def test_an_anonymous_challenge_is_judged_like_any_other(
+        tmp_path: Path, rules: dict[str, object], expect: str) -> None:
+    """lila's challenge JSON has `"challenger": null` for a player who is not logged in:
+    the policy judges it (a person with no rating), it is never left unanswered."""
+    quiet_logs()
+    config = make_config(tmp_path)
+    config = dataclasses.replace(config, challenge=dataclasses.replace(
+        config.challenge, **rules))  # type: ignore[arg-type]
+    async with SandboxServer(keepalive_s=0.5) as server:
+        server.add_anonymous("anon1")
+        async with running_bot(server, config):
+            anon = server.lobby.challenges[await server.challenge("anon1", BOT, 180, 2)]
+            await wait_for(lambda: answered(anon) is not None)
+            assert (answered(anon) or "").lower() == expect
+            if expect == "accepted":
+                server.end_game(anon.id, "draw")

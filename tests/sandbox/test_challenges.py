@@ -9,7 +9,7 @@ import pytest
 
 from sandbox.ratelimit import RateLimits
 from sandbox.server import SandboxServer
-from tests.sandbox.conftest import KEEPALIVE_S, Duel
+from tests.sandbox.conftest import CHALLENGE_EXPIRY_S, KEEPALIVE_S, Duel, eventually
 from tests.sandbox.spec import SpecClient, validate_schema
 
 Client = Callable[[str | None], SpecClient]
@@ -142,7 +142,10 @@ async def test_cancel_withdraws_a_challenge_and_aborts_an_unstarted_game(duel: D
     assert refused.json()["error"] == "The game can no longer be aborted"
 
 
-async def test_realtime_challenges_expire_unless_kept_alive(client: Client) -> None:
+async def test_realtime_challenges_go_offline_silently_unless_kept_alive(
+        client: Client) -> None:
+    """lila ChallengeApi.scala `sweep`: a real-time challenge unseen for 20 s goes
+    "offline" with no event, and can still be accepted (`active`)."""
     server = SandboxServer(keepalive_s=KEEPALIVE_S, challenge_expiry_s=0.3)
     await server.start()
     try:
@@ -152,8 +155,17 @@ async def test_realtime_challenges_expire_unless_kept_alive(client: Client) -> N
         async with bot.stream("/api/stream/event") as events:
             challenge = (await human.post("/api/challenge/bot1", data=BLITZ)).json()
             await events.until("challenge")
-            canceled = await events.until("challengeCanceled")
-            assert canceled["challenge"]["id"] == challenge["id"]
+            stale = server.lobby.challenges[challenge["id"]]
+            await eventually(lambda: stale.status == "offline")
+            again = (await human.post("/api/challenge/bot1", data=BLITZ)).json()
+            following = await events.next()  # no challengeCanceled came before it
+            assert (following["type"], following["challenge"]["id"]) == (
+                "challenge", again["id"])
+            shown = (await bot.get(f"/api/challenge/{challenge['id']}/show")).json()
+            assert shown["status"] == "offline"
+            assert (await bot.post(f"/api/challenge/{challenge['id']}/accept")).status == 200
+            assert server.game(challenge["id"]).playing
+            await bot.post(f"/api/challenge/{again['id']}/decline")
             corr = (await human.post("/api/challenge/bot1", data={"days": "3"})).json()
             assert corr["speed"] == "correspondence"
             async with human.stream("/api/challenge/bot1", method="POST", data={
@@ -216,15 +228,19 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         await server.stop()
 
 
-async def test_closing_a_keep_alive_stream_withdraws_its_challenge(duel: Duel) -> None:
+async def test_closing_a_keep_alive_stream_lets_its_challenge_go_offline(duel: Duel) -> None:
+    """lila ChallengeKeepAliveStream.scala: closing the stream only stops its pings; the
+    challenge is swept offline later, silently (ChallengeApi.scala `sweep`)."""
     async with duel.bot.stream("/api/stream/event") as events:
         async with duel.human.stream("/api/challenge/bot1", method="POST", data={
                 **BLITZ, "keepAliveStream": "true"}) as kept:
             challenge_id = (await kept.next())["id"]
             await events.until("challenge")
-        canceled = await events.until("challengeCanceled")
-    assert canceled["challenge"]["id"] == challenge_id
-    assert duel.sandbox.lobby.challenges[challenge_id].status == "canceled"
+        challenge = duel.sandbox.lobby.challenges[challenge_id]
+        await eventually(lambda: challenge.status == "offline",
+                         timeout_s=CHALLENGE_EXPIRY_S + 5)
+        assert not any(line.get("type") == "challengeCanceled"
+                       for line in duel.bot.received)
 
 
 async def test_a_kept_alive_challenge_ends_its_stream_when_accepted(duel: Duel) -> None:
@@ -253,3 +269,20 @@ async def test_a_rematch_offer_carries_the_old_game_id_and_starts_a_new_game(
     assert start["color"] == "black"
     record = duel.sandbox.game_record(start["gameId"])
     assert (record.white, record.black) == ("human1", "bot1")
+
+
+async def test_an_anonymous_challenger_is_null(sandbox: SandboxServer,
+                                               client: Client) -> None:
+    """lila challenge JsonView: `"challenger" -> c.challengerUser`, null when the challenger
+    is not logged in; its side of the game has no id or name (GameStateStream)."""
+    bot = client(sandbox.add_account("bot1", bot=True))
+    anon = client(sandbox.add_anonymous("anon1"))
+    challenge_id = await sandbox.challenge("anon1", "bot1", 180, 2, color="white")
+    # Read without the OpenAPI check: the spec says `challenger` is an object, lila sends null.
+    async with bot.session.get(f"{sandbox.url}/api/challenge/{challenge_id}/show",
+                               headers={"Authorization": f"Bearer {bot.token}"}) as reply:
+        shown = await reply.json()
+    assert shown["challenger"] is None and shown["destUser"]["id"] == "bot1"
+    assert (await bot.post(f"/api/challenge/{challenge_id}/accept")).status == 200
+    assert sandbox.lobby.full(sandbox.game(challenge_id))["white"] == {}
+    assert (await anon.post(f"/api/board/game/{challenge_id}/move/e2e4")).status == 200
