@@ -63,9 +63,8 @@ CASES = {
         Ask("classic", "variant"), Ask("fischer", "accepted", variant="chess960"))),
     "standard only": Case({"variants": ("standard",)}, (
         Ask("fischer", "standard", variant="chess960"), Ask("classic", "accepted"))),
-    "some variants": Case({"variants": ("standard", "chess960")}, (
-        Ask("kingofthehill", "variant", variant="kingOfTheHill"),
-        Ask("fischer", "accepted", variant="chess960"))),
+    "some variants": Case({"variants": ("standard", "fromPosition")}, (
+        Ask("fischer", "variant", variant="chess960"), Ask("classic", "accepted"))),
     "lists": Case({"block_list": ("pest",), "allow_list": ("friend", "pest")}, (
         Ask("pest", "generic"), Ask("stranger", "generic"), Ask("friend", "accepted"))),
     "rating bounds": Case({"min_rating": 1400, "max_rating": 2000}, (
