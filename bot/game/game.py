@@ -495,6 +495,7 @@ class Game:
             self._kibitz_on = True
         elif reply.action is CommandAction.PV_OFF:
             self._kibitz_on = False
+            self.client.forget_held_chat(self.id)
         elif reply.action is CommandAction.WAIT:
             self._abort_extra_s += self.config.game.abort_after_s
         self._spawn(self._send_chat(ChatMessage(reply.room, reply.text)), "chat reply")
@@ -687,7 +688,7 @@ class Game:
         every = self.config.chat.kibitz_every
         if line and self._kibitz_on and every > 0 and self._our_moves % every == 0:
             for room in self.config.chat.kibitz_rooms:
-                self._spawn(self._send_chat(ChatMessage(room, line)), "kibitz")
+                self._spawn(self._send_chat(ChatMessage(room, line), droppable=True), "kibitz")
 
     def _start_pondering(self, board: chess.Board, chosen: SourcedMove) -> None:
         """Think on the opponent's time about the reply the PV expects, when configured and
@@ -750,12 +751,14 @@ class Game:
             return False
         return True
 
-    async def _send_chat(self, message: ChatMessage) -> None:
+    async def _send_chat(self, message: ChatMessage, *, droppable: bool = False) -> None:
+        """Post a line. A PV line (`droppable`) is dropped when the request budget is tight;
+        greetings and answers to people wait their turn behind the moves."""
         text = chat.sanitize(message.text)
         if not text:
             return
         try:
-            sent = await self.client.chat(self.id, message.room, text)
+            sent = await self.client.chat(self.id, message.room, text, droppable=droppable)
         except (RequestError, Unavailable) as exc:
             log.warning("chat to %s: %s", message.room, exc)
             return

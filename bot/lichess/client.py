@@ -38,6 +38,7 @@ import aiohttp
 log = logging.getLogger(__name__)
 
 BOT_DAY_KEY: Final = "bot.vsBot.day"  # lila's BotLimit key: our (429) or their (400) day cap
+COMMAND_AGING_S: Final = 2.0  # a command waiting this long for the budget goes as a move
 STREAM_OPENS_PER_WINDOW: Final = 25  # Lichess allows 30 event-stream opens per 10 min per token
 STREAM_OPEN_WINDOW_S: Final = 600.0
 
@@ -112,7 +113,7 @@ class ClientTimings:
     requests_per_minute: float = 160.0  # every request together, below Lichess's ~180
     request_burst: int = 20  # requests that may go at once before the pace applies
     move_reserve: int = 4  # tokens other commands leave for moves
-    chat_reserve: int = 10  # tokens a chat line leaves; below it the line is dropped
+    chat_reserve: int = 5  # tokens a PV line leaves (more than commands): else it is dropped
 
 
 class Priority(enum.IntEnum):
@@ -120,7 +121,7 @@ class Priority(enum.IntEnum):
 
     MOVE = 0  # a game's clock is running
     COMMAND = 1  # accept, decline, abort, resign, answers, reads
-    CHAT = 2  # optional: dropped when the budget is tight
+    CHAT = 2  # optional (a PV line): dropped when the budget is tight
 
 
 class RequestBudget:
@@ -164,14 +165,28 @@ class RequestBudget:
         self.spent[priority] += 1
         return True
 
+    async def wait_room(self, priority: Priority) -> None:
+        """Wait until this priority could take a token (without taking it)."""
+        self._refill()
+        while self._tokens - self.reserve[priority] < 1.0:
+            await self._sleep((1.0 + self.reserve[priority] - self._tokens) / self.rate_per_s)
+            self._refill()
+
     async def take(self, priority: Priority) -> float:
-        """Wait until this priority may take a token; the seconds waited."""
+        """Wait until this priority may take a token; the seconds waited. A command that has
+        waited `COMMAND_AGING_S` goes as a move would (aging), so a stream of moves never
+        starves a draw answer or an accept."""
         waited_s = 0.0
-        while not self.try_take(priority):
+        while True:
+            if priority == Priority.COMMAND and waited_s >= COMMAND_AGING_S:
+                priority = Priority.MOVE
+            if self.try_take(priority):
+                return waited_s
             wait_s = (1.0 + self.reserve[priority] - self._tokens) / self.rate_per_s
+            if priority == Priority.COMMAND:
+                wait_s = min(wait_s, COMMAND_AGING_S - waited_s)
             await self._sleep(wait_s)
             waited_s += wait_s
-        return waited_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +266,9 @@ class Lichess:
             self.timings.requests_per_minute, self.timings.request_burst,
             move_reserve=self.timings.move_reserve, chat_reserve=self.timings.chat_reserve)
         self._stream_opens: dict[str, deque[float]] = {}
+        # PV lines waiting for room in the budget, the newest per (game, room): merged.
+        self._pending_chat: dict[tuple[str, str], str] = {}
+        self._chat_flushers: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> Lichess:
         return self
@@ -259,6 +277,8 @@ class Lichess:
         await self.close()
 
     async def close(self) -> None:
+        for task in self._chat_flushers:
+            task.cancel()
         await self._session.close()
 
     # --- rate-limit bookkeeping, per endpoint ------------------------------------------------
@@ -379,7 +399,7 @@ class Lichess:
         """
         await self._wait_unblocked(kind)
         await self._limit_opens(kind)
-        await self.budget.take(Priority.COMMAND)
+        await self.budget.take(Priority.MOVE)  # the streams carry the games: as urgent
         timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.timings.request_timeout_s,
@@ -507,19 +527,53 @@ class Lichess:
             params=params, deadline_s=deadline_s, priority=Priority.MOVE,
         )
 
-    async def chat(self, game_id: str, room: str, text: str) -> bool:
-        """Send a chat line if the request budget has room for it; False if it was dropped
-        (a move may need the request more; the next line says the same, newer)."""
+    async def chat(self, game_id: str, room: str, text: str, *, droppable: bool = False) -> bool:
+        """Send a chat line; False if it was not sent now. A `droppable` line (the PV after a
+        move) is sent at once only if the request budget has room for it; else it is held,
+        replaced by a newer line of the same room, and sent when there is room. Any other
+        line waits its turn behind the moves, like a command."""
         try:
             await self.request(
                 "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
-                data={"room": room, "text": text}, deadline_s=10.0, priority=Priority.CHAT,
+                data={"room": room, "text": text}, deadline_s=10.0,
+                priority=Priority.CHAT if droppable else Priority.COMMAND,
             )
         except Dropped:
-            self.budget.dropped_chat += 1
-            log.debug("game %s: chat line dropped, the request budget is tight", game_id)
+            # Kept as the newest line for this room, sent once the budget has room; a newer
+            # line replaces it (merged), so a PV never waits behind an older one.
+            key = (game_id, room)
+            if key in self._pending_chat:
+                self.budget.dropped_chat += 1
+            else:
+                task = asyncio.get_running_loop().create_task(self._flush_chat(key))
+                self._chat_flushers.add(task)
+                task.add_done_callback(self._chat_flushers.discard)
+            self._pending_chat[key] = text
+            log.debug("game %s: chat line held, the request budget is tight", game_id)
             return False
         return True
+
+    def forget_held_chat(self, game_id: str) -> None:
+        """Drop the PV lines held for a game (its PV was switched off, or it ended)."""
+        for key in [k for k in self._pending_chat if k[0] == game_id]:
+            del self._pending_chat[key]
+
+    async def _flush_chat(self, key: tuple[str, str]) -> None:
+        """Send the newest held PV line of one room once the budget has room for it."""
+        game_id, room = key
+        while key in self._pending_chat:
+            await self.budget.wait_room(Priority.CHAT)
+            text = self._pending_chat.pop(key)
+            try:
+                await self.request(
+                    "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
+                    data={"room": room, "text": text}, deadline_s=10.0,
+                    priority=Priority.CHAT)
+            except Dropped:
+                self._pending_chat.setdefault(key, text)
+                await asyncio.sleep(1.0 / self.budget.rate_per_s)
+            except LichessError as exc:
+                log.info("game %s: held chat line not sent: %s", game_id, exc)
 
     async def abort(self, game_id: str) -> None:
         await self.request("POST", self._game_path(game_id, "abort"), kind=f"game:{game_id}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
@@ -21,6 +22,7 @@ from bot.game.game import Me, Metrics
 from bot.game.hooks import GameHooks
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config, parse_config
+from sandbox.ratelimit import RateLimits
 from sandbox.server import GameRecord, SandboxServer
 
 BOT = "kibitz"
@@ -33,6 +35,10 @@ FAST_TIMINGS = ClientTimings(
     backoff_base_s=0.05, backoff_cap_s=0.4, retry_deadline_s=20.0,
 )
 
+# For tests about something else than Lichess's request budget: quick games at once ask more
+# than it allows, and PV lines would be held and answers wait (the budget has its own tests).
+UNBUDGETED = dataclasses.replace(FAST_TIMINGS, requests_per_minute=100_000, request_burst=1000)
+UNLIMITED = RateLimits(requests_per_minute=100_000)
 
 BUILTIN = [sys.executable, "-m", "engine"]
 FAKE_ENGINE = str(Path(__file__).with_name("fake_engine.py"))  # misbehaves on request

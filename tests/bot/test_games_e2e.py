@@ -10,11 +10,11 @@ from pathlib import Path
 import chess
 
 from sandbox.opponent import ChallengeSpec
-from sandbox.ratelimit import RateLimits
 from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
-    FAST_TIMINGS,
+    UNBUDGETED,
+    UNLIMITED,
     assert_legal,
     bot_games,
     make_config,
@@ -41,9 +41,6 @@ async def wait_turns(server: SandboxServer, game_id: str, plies: int) -> None:
             await asyncio.sleep(0.02)
 
 
-UNBUDGETED = dataclasses.replace(FAST_TIMINGS, requests_per_minute=100_000, request_burst=1000)
-
-
 def kibitz_lines(record: GameRecord) -> list[str]:
     return [line.text for line in record.chat
             if line.username.lower() == BOT and "PV" in line.text]
@@ -58,10 +55,7 @@ async def test_whole_games_in_every_variant_and_every_ending(tmp_path: Path) -> 
     config = make_config(tmp_path, """
 draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
 """, concurrency=8)
-    # Six quick games at once ask more than Lichess's request budget allows, and chat lines
-    # would be dropped: this test is about endings (the budget has its own tests).
-    async with SandboxServer(keepalive_s=0.5,
-                             limits=RateLimits(requests_per_minute=100_000)) as server:
+    async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         tokens = {name: server.add_account(name, bot=False)
                   for name in ("quitter", "peacemaker", "sleeper")}
         async with running_bot(server, config, timings=UNBUDGETED) as run:

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from bot.lichess.client import (
+    COMMAND_AGING_S,
     USER_AGENT,
     AuthError,
     ClientTimings,
@@ -222,9 +223,21 @@ async def test_moves_go_first_and_chat_is_dropped_when_the_budget_is_tight() -> 
     assert [budget.try_take(Priority.COMMAND) for _ in range(4)] == [True] * 3 + [False]
     assert [budget.try_take(Priority.MOVE) for _ in range(3)] == [True, True, False]
     assert clock.slept == []
-    await budget.take(Priority.COMMAND)  # waits until a move would still find its reserve
-    assert clock.now_s == pytest.approx(3.0)
-    assert budget.tokens == pytest.approx(2.0)
+    await budget.take(Priority.COMMAND)  # waits for the moves' reserve, or until it aged
+    assert clock.now_s == pytest.approx(min(3.0, COMMAND_AGING_S))
+
+
+async def test_a_command_is_not_starved_by_a_stream_of_moves() -> None:
+    clock = FakeClock()
+    budget = RequestBudget(per_minute=60, burst=10, move_reserve=4, now=clock.now,
+                           sleep=clock.sleep)
+    while budget.try_take(Priority.MOVE):
+        pass
+    command = asyncio.ensure_future(budget.take(Priority.COMMAND))
+    while not command.done():  # a move takes every token the moment it refills
+        await budget.take(Priority.MOVE)
+        await asyncio.sleep(0)
+    assert await command == pytest.approx(COMMAND_AGING_S, abs=1.0)
 
 
 async def test_a_429_never_sleeps_past_the_requests_deadline(server: tuple[Script, str]) -> None:
@@ -264,14 +277,16 @@ async def test_a_429_on_a_move_is_retried_within_the_move_retry(
     assert len(script.seen) == 2
 
 
-async def test_chat_is_dropped_not_delayed_when_the_budget_is_tight(
+async def test_a_pv_line_is_held_and_merged_not_delayed_when_the_budget_is_tight(
         server: tuple[Script, str]) -> None:
     script, url = server
     timings = ClientTimings(requests_per_minute=1, request_burst=4, move_reserve=1,
                             chat_reserve=2)
     async with Lichess(url, "t", timings=timings) as client:
-        sent = [await client.chat("g", "spectator", f"line {n}") for n in range(3)]
+        sent = [await client.chat("g", "spectator", f"PV {n}", droppable=True)
+                for n in range(4)]
         await client.move("g", "e2e4")
-    assert sent == [True, True, False]
-    assert client.budget.dropped_chat == 1
+        assert client._pending_chat == {("g", "spectator"): "PV 3"}  # held, merged
+    assert sent == [True, True, False, False]
+    assert client.budget.dropped_chat == 1  # PV 2, replaced by PV 3
     assert [p for _m, p, _h in script.seen][-1] == "/api/bot/game/g/move/e2e4"
