@@ -4,8 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench bench-bot match demo play sandbox clean stockfish \
-	fairy-stockfish xboard-engines
+.PHONY: test test-slow lint bench bench-bot bench-memory match demo play sandbox clean \
+	stockfish fairy-stockfish xboard-engines
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,13 @@ bench: $(STAMP)
 
 bench-bot: $(STAMP)
 	$(BIN)/python -m tools.bench_bot $(BENCH_BOT_ARGS)
+
+# The bot's Pss with 1, 2, 4, 8 games (engines forked by the host, then each in its own
+# process), and start-up and speed forked against in a process of its own.
+bench-memory: $(STAMP)
+	$(BIN)/python -m tools.bench_memory $(BENCH_MEMORY_ARGS)
+	$(BIN)/python -m tools.bench_memory --no-fork-host $(BENCH_MEMORY_ARGS)
+	$(BIN)/python -m tools.bench_memory --speed
 
 # Debian's stockfish is the calibrated opponent; install it if it is missing.
 stockfish:

@@ -27,7 +27,8 @@ from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
 from bot.features.wiring import FeatureError, Features
 from bot.game.conduct import TakebackLedger
 from bot.game.correspondence import CorrespondenceDesk
-from bot.game.engines import EngineFailure, EnginePool, EngineSpec
+from bot.game.enginehost import EngineHost, EngineHostError, socket_path
+from bot.game.engines import WARM_UP_TIMEOUT_S, EngineFailure, EnginePool, EngineSpec
 from bot.game.game import Game, Me, Metrics, ThinkingLoad
 from bot.game.hooks import GameHooks
 from bot.lichess.client import (
@@ -55,6 +56,7 @@ from bot.lichess.events import (
 )
 from bot.ops.config import Config
 from bot.ops.logs import live_view_handler
+from bot.ops.memory import memory_report
 from bot.ops.status import bot_status, run_status
 
 log = logging.getLogger(__name__)
@@ -517,7 +519,12 @@ async def run_bot(
             main.cancel()
 
     metrics = metrics if metrics is not None else Metrics()
-    engines = EnginePool(EngineSpec.from_config(config.engine), spare=config.engine.spare)
+    spec = EngineSpec.from_config(config.engine)
+    host = (EngineHost(socket_path(config.state_dir))
+            if config.engine.command is None and config.engine.fork_host else None)
+    if host is not None:
+        spec = dataclasses.replace(spec, command=host.engine_command)
+    engines = EnginePool(spec, spare=config.engine.spare)
     client = Lichess(url, token, timings=timings)
     features: Features | None = None
     uninstall: Callable[[], None] = lambda: None  # noqa: E731
@@ -533,8 +540,17 @@ async def run_bot(
         bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify)
         if handle_signals:
             uninstall = _install_signals(bot, hard_stop)
+        usage, warning = memory_report(config)
+        log.info("%s", usage)
+        if warning is not None:
+            log.warning("%s", warning)
         log.info("warming up the engine (%s)", engines.name)
         try:
+            if host is not None:
+                try:
+                    await host.start(WARM_UP_TIMEOUT_S)
+                except EngineHostError as exc:  # each game's engine then runs on its own
+                    log.error("%s: engines run in processes of their own", exc)
             name = await engines.warm_up()
         except EngineFailure as exc:
             raise FatalError(f"the engine does not work: {exc}") from exc
@@ -543,10 +559,13 @@ async def run_bot(
             runner = tg.create_task(bot.run(), name="bot")
             forward = (tg.create_task(_forward(stop, bot.stop_requested), name="stop request")
                        if stop is not None else None)
+            keeper = (tg.create_task(host.keep_running(WARM_UP_TIMEOUT_S), name="engine host")
+                      if host is not None else None)
             await _announce_ready(bot, runner, me, on_ready, notify)
             await asyncio.wait({runner})
-            if forward is not None:
-                forward.cancel()
+            for task in (forward, keeper):
+                if task is not None:
+                    task.cancel()
         log.info("stopped")
         return EXIT_OK
     except FatalError as exc:
@@ -573,6 +592,8 @@ async def run_bot(
     finally:
         uninstall()
         await engines.close()
+        if host is not None:
+            await host.close()
         await client.close()
         if features is not None:
             await features.close()

@@ -279,6 +279,12 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     print(f"# configuration: {args.config or 'none given, the documented defaults'}")
     print(dump_config(config), end="")
     print(f"# server: {url}")
+    from bot.ops.memory import memory_report
+
+    usage, warning = memory_report(config)
+    print(f"# {usage}")
+    if warning is not None:
+        print(f"# warning: {warning}")
     problems = _unusable_files(config, url)
     for problem in problems:
         print(f"# problem: {problem}")

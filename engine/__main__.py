@@ -1,4 +1,5 @@
-"""``kibitz-engine`` / ``python -m engine``: the UCI loop, or ``bench [depth]``."""
+"""``kibitz-engine`` / ``python -m engine``: the UCI loop, ``bench [depth]``, or the engine host
+(``host SOCKET``) and a game's engine forked by it (``connect SOCKET``)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,23 @@ def main() -> None:
             sys.exit(f"kibitz-engine bench: depth must be 1-64, got {depth}")
         run_bench(depth)
         return
-    sys.exit(f"usage: kibitz-engine [bench [depth]]  (unknown argument {args[0]!r})")
+    if args[0] in ("host", "connect"):
+        if len(args) != 2:
+            sys.exit(f"usage: kibitz-engine {args[0]} SOCKET")
+        if args[0] == "host":
+            from engine.forkserver import HostError
+            from engine.forkserver import main as host_main
+
+            try:
+                host_main(args[1])
+            except HostError as exc:
+                sys.exit(f"kibitz-engine host: {exc}")
+            return
+        from engine.launcher import main as launcher_main
+
+        sys.exit(launcher_main(args[1]))
+    sys.exit("usage: kibitz-engine [bench [depth] | host SOCKET | connect SOCKET]  "
+             f"(unknown argument {args[0]!r})")
 
 
 if __name__ == "__main__":

@@ -42,8 +42,10 @@ without numba's reference counting, see ``engine.jit``):
     Pass the turn (null-move pruning); never while in check.
 ``compute_key(board, stack, meta) -> uint64``
     The Polyglot key from scratch (a check on the incremental one).
-``is_repetition(stack, keys, meta) -> bool``
-    Did the current position occur before, since the last irreversible move?
+``is_repetition(stack, keys, meta, root_row) -> bool``
+    A draw by repetition (once inside the search path from ``root_row``, twice before it)?
+``is_dead_position(board, stack, ply) -> bool``
+    Can no sequence of legal moves end in checkmate?
 ``state_is_consistent(board, stack, keys, meta) -> bool``
     Do the incremental key and evaluation terms equal a computation from scratch (tests)?
 
@@ -57,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.constants import (
+    BISHOP,
     BLACK,
     BOARD_SIZE,
     CARRIED_FIELDS,
@@ -118,10 +121,28 @@ from engine.constants import (
     square_name,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline, uncompiled
-from engine.movegen import castling_squares, gen_legal, in_check, is_square_attacked
-from engine.pieceset import add_square, remove_square, set_words, sets_match_board
+from engine.movegen import (
+    castling_squares,
+    gen_legal,
+    in_check,
+    is_square_attacked,
+    place_castled,
+)
+from engine.pieceset import (
+    add_square,
+    lowest_square,
+    remove_square,
+    set_word,
+    set_words,
+    sets_match_board,
+)
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
+
+MAX_PIECES_PER_SIDE = 16
+MAX_PAWNS_PER_SIDE = 8
+_BISHOP_NPM = int(MATERIAL_BY_CODE[BISHOP])
+_LONE_MINOR_NPM = max(int(MATERIAL_BY_CODE[KNIGHT]), _BISHOP_NPM)  # at most one minor piece
 
 STARTPOS_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
@@ -193,12 +214,9 @@ def make_move(
     halfmove = stack[ply, S_HALFMOVE] + 1
     if move & FLAG_CASTLE:
         kto, rto = castling_squares(frm, to, us)
-        king = board[frm]
-        rook = board[to]
-        board[frm] = 0
-        board[to] = 0
-        board[kto] = king
-        board[rto] = rook
+        place_castled(board, frm, to, kto, rto)
+        king = board[kto]
+        rook = board[rto]
         # out first, then in: in chess960 a landing square may be the other piece's start
         remove_square(stack, nxt, us, frm)
         remove_square(stack, nxt, us, to)
@@ -282,12 +300,7 @@ def unmake_move(board: BoardArray, stack: StackArray, meta: MetaArray) -> None:
     to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
     if move & FLAG_CASTLE:
         kto, rto = castling_squares(frm, to, us)
-        king = board[kto]
-        rook = board[rto]
-        board[kto] = 0
-        board[rto] = 0
-        board[frm] = king
-        board[to] = rook
+        place_castled(board, kto, rto, frm, to)
     else:
         piece = board[to]
         if (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK:
@@ -392,23 +405,66 @@ def state_is_consistent(
     )
 
 
-@njit_noalloc
-def is_repetition(stack: StackArray, keys: KeyArray, meta: MetaArray) -> bool:
-    """Did the current position occur before since the last capture or pawn move?
+@njit_noalloc_inline
+def is_repetition(stack: StackArray, keys: KeyArray, meta: MetaArray, root_row: int) -> bool:
+    """Is the current position a draw by repetition?  The one repetition rule of the engine.
 
+    Earlier positions with the same side to move are compared back to the last capture or pawn
+    move.  One occurrence at or after row ``root_row`` (inside a search path: the side that
+    could avoid the repetition would have) is enough; before it the position must have occurred
+    twice (with this one, a threefold repetition).  ``root_row = 0``: any earlier occurrence.
     The scan stops at a null move: a position "repeated" across a pass is not a repetition.
     """
     ply = meta[M_PLY]
     key = keys[ply]
     oldest = max(ply - stack[ply, S_HALFMOVE], 0)
+    seen = 0
     p = ply
     while p - 2 >= oldest:
         if stack[p, S_MOVE] == NULL_MOVE or stack[p - 1, S_MOVE] == NULL_MOVE:
             return False
         p -= 2
         if p <= ply - 4 and keys[p] == key:
-            return True
+            if p >= root_row:
+                return True
+            seen += 1
+            if seen >= 2:
+                return True
     return False
+
+
+@njit_noalloc
+def is_dead_position(board: BoardArray, stack: StackArray, ply: int) -> bool:
+    """Can no sequence of legal moves end in checkmate (a dead position, a draw at once)?
+
+    Only with no pawns and nothing but bishops all on squares of one colour beside the kings:
+    K v K, KB v K, KN v K, and bishops of one colour.  KN v KN, KB v KN and KB v KB on
+    opposite colours can still be mated, so they are played out (the evaluation calls them
+    drawish).
+    """
+    if stack[ply, S_PAWN_MAT + WHITE] != 0 or stack[ply, S_PAWN_MAT + BLACK] != 0:
+        return False
+    npm_white = stack[ply, S_NPM + WHITE]
+    npm_black = stack[ply, S_NPM + BLACK]
+    if npm_white + npm_black <= _LONE_MINOR_NPM:
+        return True
+    if npm_white % _BISHOP_NPM != 0 or npm_black % _BISHOP_NPM != 0:
+        return False  # something other than bishops is on the board
+    colours = 0
+    for color in range(2):
+        for word in range(2):
+            bits = set_word(stack, ply, color, word)
+            while bits != 0:
+                sq = lowest_square(bits, word)
+                bits &= bits - 1
+                ptype = board[sq] & 7
+                if ptype == KING:
+                    continue
+                if ptype != BISHOP:
+                    return False
+                s64 = SQ64[sq]
+                colours |= 1 << (((s64 >> 3) + (s64 & 7)) & 1)
+    return colours != 3
 
 
 # --- FEN parsing (plain Python: runs once per position) ------------------------------------
@@ -489,6 +545,22 @@ def _parse_castling(
     return rights, rooks, chess960
 
 
+def _check_piece_counts(board: BoardArray) -> None:
+    """At most 16 pieces and 8 pawns a side, as in any game (python-chess ``Board.status()``).
+
+    This also bounds the number of pseudo-legal moves (``MAX_MOVES``).
+    """
+    for color, name in ((WHITE, "white"), (BLACK, "black")):
+        codes = [int(p) for p in board if p > 0 and p >> 3 == color]
+        if len(codes) > MAX_PIECES_PER_SIDE:
+            raise FenError(
+                f"{name} has {len(codes)} pieces, at most {MAX_PIECES_PER_SIDE} are possible"
+            )
+        pawns = sum(1 for p in codes if p & 7 == PAWN)
+        if pawns > MAX_PAWNS_PER_SIDE:
+            raise FenError(f"{name} has {pawns} pawns, at most {MAX_PAWNS_PER_SIDE} are possible")
+
+
 def _parse_counter(text: str, name: str, minimum: int) -> int:
     if not text.isdigit():
         raise FenError(f"{name} {text!r} is not a number")
@@ -542,6 +614,7 @@ class Position:
             if len(squares) != 1:
                 raise FenError(f"FEN must have exactly one {name} king, found {len(squares)}")
             kings[color] = squares[0]
+        _check_piece_counts(board)
         for sq in range(BOARD_SIZE):
             rank = int(SQ64[sq]) >> 3
             if SQ64[sq] >= 0 and board[sq] & 7 == PAWN and rank in (0, 7):
@@ -657,6 +730,22 @@ class Position:
     def chess960(self, value: bool) -> None:
         self.meta[M_CHESS960] = int(value)
 
+    def needs_chess960(self) -> bool:
+        """Does a castling right of this position belong to a set-up only chess960 has?
+
+        True when a king with a right stands off the e-file or its rook off the a/h-file:
+        such castling moves have no standard spelling.
+        """
+        rights = self.field(S_CASTLE)
+        for right in range(4):
+            if not rights & (1 << right):
+                continue
+            king_file = (int(self.stack[self.ply, S_KING + (right >> 1)]) - 21) % 10
+            rook_file = (int(self.meta[M_ROOK + right]) - 21) % 10
+            if king_file != 4 or rook_file not in (0, 7):
+                return True
+        return False
+
     def field(self, index: int) -> int:
         """A field of the current state row (``S_*`` from ``engine.constants``)."""
         return int(self.stack[self.ply, index])
@@ -731,7 +820,7 @@ class Position:
             raise ValueError(f"not a UCI move: {text!r}") from None
         promo = 0
         if len(text) == 5:
-            promo = "nbrq".find(text[4]) + KNIGHT
+            promo = "nbrq".find(text[4].lower()) + KNIGHT  # some GUIs write e7e8Q
             if promo < KNIGHT:
                 raise ValueError(f"not a UCI move: {text!r} (bad promotion letter)")
         legal = self.legal_moves()
@@ -853,6 +942,7 @@ __all__ = [
     "Position",
     "castling_king_target",
     "compute_key",
+    "is_dead_position",
     "is_repetition",
     "make_move",
     "make_null",

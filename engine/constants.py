@@ -43,6 +43,8 @@ StackArray = npt.NDArray[np.int32]
 KeyArray = npt.NDArray[np.uint64]
 MetaArray = npt.NDArray[np.int32]
 MoveArray = npt.NDArray[np.int32]
+Int32Array = npt.NDArray[np.int32]  # search tables: killers, history, PV, scores
+Int64Array = npt.NDArray[np.int64]  # counters, scratch and exchange buffers
 
 # --- colors and pieces ---------------------------------------------------------------------
 WHITE = 0
@@ -136,7 +138,9 @@ FLAG_CASTLE = 1 << 19
 FLAG_DOUBLE = 1 << 20
 NO_MOVE = 0
 NULL_MOVE = 1  # from = 1, a border square: no real move has it
-MAX_MOVES = 256  # more than the most legal moves of any position (218)
+# Room for every pseudo-legal move of any position Position accepts (at most 16 pieces a side):
+# a king's 8 steps and 2 castlings plus 15 queens' 27 moves each is 415 (a pawn has at most 12).
+MAX_MOVES = 512
 
 # --- castling rights -------------------------------------------------------------------------
 CASTLE_WK = 1

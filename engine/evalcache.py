@@ -13,16 +13,11 @@ entry is found by the key's low bits, so a hit checks 44 + log2(entries) bits of
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from engine.constants import BoardArray, Int64Array, KeyArray, StackArray
 from engine.evaluate import evaluate
 from engine.jit import njit_noalloc, prefetch
 from engine.params import EVAL_CACHE_ENTRIES_LOG2
-
-Board = npt.NDArray[np.int8]
-Stack = npt.NDArray[np.int32]
-Keys = npt.NDArray[np.uint64]
-Scratch = npt.NDArray[np.int64]
 
 VALUE_BITS = 20
 _VALUE_OFFSET = 1 << (VALUE_BITS - 1)
@@ -31,7 +26,7 @@ _KEY_MASK = ~_VALUE_MASK
 _OFFSET = np.uint64(_VALUE_OFFSET)
 
 
-def new_cache(entries_log2: int = EVAL_CACHE_ENTRIES_LOG2) -> Keys:
+def new_cache(entries_log2: int = EVAL_CACHE_ENTRIES_LOG2) -> KeyArray:
     """An empty cache of ``2 ** entries_log2`` words (entries_log2 at most ``VALUE_BITS``)."""
     if not 0 <= entries_log2 <= VALUE_BITS:
         raise ValueError(f"eval cache size 2**{entries_log2} is outside 2**0 .. 2**{VALUE_BITS}")
@@ -39,14 +34,19 @@ def new_cache(entries_log2: int = EVAL_CACHE_ENTRIES_LOG2) -> Keys:
 
 
 @njit_noalloc
-def prefetch_entry(cache: Keys, key: np.uint64) -> None:
+def prefetch_entry(cache: KeyArray, key: np.uint64) -> None:
     """Start loading ``key``'s word (memory prefetch, as for the transposition table)."""
     prefetch(cache, int(key & np.uint64(cache.shape[0] - 1)))
 
 
 @njit_noalloc
 def cached_evaluate(
-    board: Board, stack: Stack, keys: Keys, row: int, scratch: Scratch, cache: Keys
+    board: BoardArray,
+    stack: StackArray,
+    keys: KeyArray,
+    row: int,
+    scratch: Int64Array,
+    cache: KeyArray,
 ) -> int:
     """``evaluate`` of the position at stack row ``row``, through the cache."""
     key = keys[row]

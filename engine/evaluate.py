@@ -40,13 +40,12 @@ from engine.constants import (
     S_SIDE,
     SQ64,
     WHITE,
+    BoardArray,
+    Int64Array,
+    StackArray,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.psqt import MG_VALUE, PHASE_MAX
-
-Board = npt.NDArray[np.int8]
-Stack = npt.NDArray[np.int32]
-Scratch = npt.NDArray[np.int64]
 
 # scratch layout: pawns per file, lowest and highest pawn rank per file, for each colour
 _COUNT = 0  # + 8 * colour + file
@@ -88,7 +87,7 @@ def _pawn_key_table() -> npt.NDArray[np.int64]:
 PAWN_KEYS = _pawn_key_table()
 
 
-def new_scratch() -> Scratch:
+def new_scratch() -> Int64Array:
     """Work space for one evaluation thread (keeps the hot path free of allocations)."""
     return np.zeros(SCRATCH_SIZE, dtype=np.int64)
 
@@ -115,7 +114,7 @@ PASSED_EG = np.array(params.PASSED_EG, dtype=np.int64)
 
 @njit_noalloc_inline
 def _slider_mobility(
-    board: Board, sq: int, colour: int, steps: npt.NDArray[np.int64], enemy_king: int
+    board: BoardArray, sq: int, colour: int, steps: npt.NDArray[np.int64], enemy_king: int
 ) -> tuple[int, int]:
     """(target squares, attacks on the enemy king zone) of a bishop, rook or queen."""
     count = 0
@@ -137,7 +136,7 @@ def _slider_mobility(
 
 
 @njit_noalloc
-def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> int:
+def evaluate_white(board: BoardArray, stack: StackArray, ply: int, scratch: Int64Array) -> int:
     """The static score from white's point of view, in centipawns."""
     row = stack[ply]
     mg = int(row[S_MG])
@@ -239,7 +238,7 @@ def evaluate_white(board: Board, stack: Stack, ply: int, scratch: Scratch) -> in
 
 
 @njit_noalloc
-def _pawn_entry(board: Board, scratch: Scratch, pawn_key: int) -> int:
+def _pawn_entry(board: BoardArray, scratch: Int64Array, pawn_key: int) -> int:
     """Index in ``scratch`` of the pawn table entry of ``pawn_key``, filled on a miss.
 
     Pawn hash: the pawn structure changes far less often than the position, so its terms are
@@ -255,7 +254,7 @@ def _pawn_entry(board: Board, scratch: Scratch, pawn_key: int) -> int:
 
 
 @njit_noalloc
-def _pawn_files(board: Board, scratch: Scratch) -> None:
+def _pawn_files(board: BoardArray, scratch: Int64Array) -> None:
     """Pawns per file and the lowest and highest pawn rank per file, for each colour."""
     for i in range(16):
         scratch[_COUNT + i] = 0
@@ -276,7 +275,7 @@ def _pawn_files(board: Board, scratch: Scratch) -> None:
 
 
 @njit_noalloc
-def _pawn_structure(scratch: Scratch, entry: int) -> None:
+def _pawn_structure(scratch: Int64Array, entry: int) -> None:
     """Doubled, isolated and passed pawns from ``_pawn_files``, into the pawn table entry."""
     mg = 0
     eg = 0
@@ -327,7 +326,7 @@ def _pawn_structure(scratch: Scratch, entry: int) -> None:
 
 
 @njit_noalloc
-def _king_race(scratch: Scratch, entry: int, white_king: int, black_king: int) -> int:
+def _king_race(scratch: Int64Array, entry: int, white_king: int, black_king: int) -> int:
     """End game: the kings race for the square in front of each advanced passed pawn."""
     eg = 0
     for colour in range(2):
@@ -362,7 +361,7 @@ def _div(a: int, b: int) -> int:
 
 
 @njit_noalloc
-def _shield(board: Board, king: int, colour: int) -> int:
+def _shield(board: BoardArray, king: int, colour: int) -> int:
     """Bonus for own pawns one or two squares in front of a king on its first two ranks."""
     forward = 10 if colour == WHITE else -10
     rank = (king - 21) // 10
@@ -397,7 +396,7 @@ def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
 
 
 @njit_noalloc
-def material_eval(stack: Stack, ply: int) -> int:
+def material_eval(stack: StackArray, ply: int) -> int:
     """Tapered material + piece-square score from the accumulators alone, side to move's view.
 
     A cheap stand-in for ``evaluate`` when the position is so far outside the search window
@@ -410,7 +409,7 @@ def material_eval(stack: Stack, ply: int) -> int:
 
 
 @njit_noalloc
-def evaluate(board: Board, stack: Stack, ply: int, scratch: Scratch) -> int:
+def evaluate(board: BoardArray, stack: StackArray, ply: int, scratch: Int64Array) -> int:
     """The static score from the side to move's point of view."""
     score = evaluate_white(board, stack, ply, scratch)
     return score if stack[ply, S_SIDE] == WHITE else -score

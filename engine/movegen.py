@@ -128,6 +128,21 @@ def castling_squares(frm: int, to: int, us: int) -> tuple[int, int]:
 
 
 @njit_noalloc_inline
+def place_castled(board: BoardArray, frm: int, to: int, kto: int, rto: int) -> None:
+    """Castle on the board: king ``frm`` to ``kto``, rook ``to`` to ``rto``.
+
+    Both pieces leave before either lands: in chess960 a landing square may be the other
+    piece's start square.  ``place_castled(board, kto, rto, frm, to)`` takes the castling back.
+    """
+    king = board[frm]
+    rook = board[to]
+    board[frm] = 0
+    board[to] = 0
+    board[kto] = king
+    board[rto] = rook
+
+
+@njit_noalloc_inline
 def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
     """Is the side to move in check?  Computed once per position and cached in ``S_CHECK``."""
     ply = meta[M_PLY]
@@ -369,17 +384,9 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
     if move & FLAG_CASTLE:
         # put king and rook on their castled squares, test the king, put them back
         kto, rto = castling_squares(frm, to, us)
-        king = board[frm]
-        rook = board[to]
-        board[frm] = 0
-        board[to] = 0
-        board[kto] = king
-        board[rto] = rook
+        place_castled(board, frm, to, kto, rto)
         attacked = is_square_attacked(board, kto, them)
-        board[kto] = 0
-        board[rto] = 0
-        board[frm] = king
-        board[to] = rook
+        place_castled(board, kto, rto, frm, to)
         return not attacked
     if frm == ksq:
         king = board[frm]

@@ -30,21 +30,19 @@ from engine.constants import (
     ROOK,
     ROOK_STEPS,
     WHITE,
+    BoardArray,
+    Int32Array,
+    Int64Array,
+    MoveArray,
 )
 from engine.jit import njit_noalloc
-
-Board = npt.NDArray[np.int8]
-Moves = npt.NDArray[np.int32]
-Scores = npt.NDArray[np.int32]
-History = npt.NDArray[np.int32]
-Buffer = npt.NDArray[np.int64]
 
 # Exchange values for SEE and MVV/LVA, by piece type (index 0 unused).
 SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000], dtype=np.int64)
 SEE_BUFFER_SIZE = 64  # gains (32) + removed squares and pieces (32)
 
 
-def new_see_buffer() -> Buffer:
+def new_see_buffer() -> Int64Array:
     return np.zeros(SEE_BUFFER_SIZE, dtype=np.int64)
 
 
@@ -70,7 +68,7 @@ def is_tactical(move: int) -> bool:
 
 
 @njit_noalloc
-def captured_type(board: Board, move: int) -> int:
+def captured_type(board: BoardArray, move: int) -> int:
     if move & FLAG_EP:
         return PAWN
     if move & FLAG_CAPTURE:
@@ -80,7 +78,7 @@ def captured_type(board: Board, move: int) -> int:
 
 @njit_noalloc
 def _cheapest_slider(
-    board: Board,
+    board: BoardArray,
     sq: int,
     colour: int,
     steps: npt.NDArray[np.int64],
@@ -104,7 +102,7 @@ def _cheapest_slider(
 
 
 @njit_noalloc
-def _least_valuable_attacker(board: Board, sq: int, colour: int) -> int:
+def _least_valuable_attacker(board: BoardArray, sq: int, colour: int) -> int:
     """Square of the cheapest piece of ``colour`` attacking ``sq`` on the current board, or 0."""
     hi = colour << 3
     pawn = PAWN | hi
@@ -136,7 +134,7 @@ def _least_valuable_attacker(board: Board, sq: int, colour: int) -> int:
 
 
 @njit_noalloc
-def see(board: Board, move: int, buf: Buffer) -> int:
+def see(board: BoardArray, move: int, buf: Int64Array) -> int:
     """Static exchange evaluation: the material the mover gains by the capture sequence on the
     target square, both sides always recapturing with their least valuable attacker (x-rays are
     seen because captured pieces are lifted off the board while the sequence is played out)."""
@@ -197,7 +195,7 @@ def see(board: Board, move: int, buf: Buffer) -> int:
 
 
 @njit_noalloc
-def see_at_least_zero(board: Board, move: int, buf: Buffer) -> bool:
+def see_at_least_zero(board: BoardArray, move: int, buf: Int64Array) -> bool:
     """SEE >= 0, skipping the exchange when the victim is worth at least the attacker."""
     if move_promotion(move) != 0:
         return see(board, move, buf) >= 0
@@ -209,7 +207,7 @@ def see_at_least_zero(board: Board, move: int, buf: Buffer) -> bool:
 
 
 @njit_noalloc
-def mvv_lva(board: Board, move: int) -> int:
+def mvv_lva(board: BoardArray, move: int) -> int:
     """Most valuable victim first, then least valuable attacker (promotions count as victims)."""
     victim = SEE_VALUE[captured_type(board, move)]
     promo = move_promotion(move)
@@ -220,17 +218,17 @@ def mvv_lva(board: Board, move: int) -> int:
 
 @njit_noalloc
 def score_moves(
-    board: Board,
-    moves: Moves,
-    scores: Scores,
+    board: BoardArray,
+    moves: MoveArray,
+    scores: Int32Array,
     n: int,
     hash_move: int,
     killer1: int,
     killer2: int,
     counter: int,
-    history: History,
+    history: Int32Array,
     side: int,
-    buf: Buffer,
+    buf: Int64Array,
 ) -> None:
     """Ordering keys for the ``n`` moves of a full-width node."""
     for i in range(n):
@@ -254,7 +252,9 @@ def score_moves(
 
 
 @njit_noalloc
-def score_captures(board: Board, moves: Moves, scores: Scores, n: int, hash_move: int) -> None:
+def score_captures(
+    board: BoardArray, moves: MoveArray, scores: Int32Array, n: int, hash_move: int
+) -> None:
     """Ordering keys for quiescence: the hash move, then MVV/LVA."""
     for i in range(n):
         move = moves[i]
@@ -265,7 +265,7 @@ def score_captures(board: Board, moves: Moves, scores: Scores, n: int, hash_move
 
 
 @njit_noalloc
-def pick_next(moves: Moves, scores: Scores, start: int, n: int) -> int:
+def pick_next(moves: MoveArray, scores: Int32Array, start: int, n: int) -> int:
     """Swap the best-scored move of ``start..n-1`` into ``start`` and return it."""
     best = start
     best_score = scores[start]
@@ -284,7 +284,7 @@ def pick_next(moves: Moves, scores: Scores, start: int, n: int) -> int:
 
 
 @njit_noalloc
-def update_history(history: History, side: int, move: int, bonus: int) -> None:
+def update_history(history: Int32Array, side: int, move: int, bonus: int) -> None:
     """History gravity: the entry moves towards +-HISTORY_MAX and never leaves that range."""
     frm = move_from(move)
     to = move_to(move)

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from engine.board import (
     Position,
@@ -29,15 +28,16 @@ from engine.constants import (
     MAX_MOVES,
     S_SIDE,
     BoardArray,
+    Int64Array,
     KeyArray,
     MetaArray,
+    MoveArray,
     StackArray,
 )
 from engine.jit import njit, njit_noalloc
 from engine.movegen import gen_legal, gen_moves, is_legal
 
-MoveBuffer = npt.NDArray[np.int32]
-ErrorCount = npt.NDArray[np.int64]
+STOP_CHECK_DEPTH = 3  # nodes this far or farther from the leaves read the stop flag
 
 
 @njit_noalloc
@@ -47,16 +47,21 @@ def _perft(
     keys: KeyArray,
     meta: MetaArray,
     depth: int,
-    buf: MoveBuffer,
+    buf: MoveArray,
     bulk: bool,
-    errors: ErrorCount,
+    errors: Int64Array,
     check: bool,
+    stop: Int64Array,
 ) -> int:
     """Leaves below the current position (``depth >= 1``).
 
     ``bulk``: count the last ply's legal moves without playing them.  ``check``: count into
     ``errors[0]`` every node whose incremental state differs from a fresh computation.
+    ``stop[0] != 0`` (set by another thread) ends the count early, read only far from the
+    leaves so the check costs nothing measurable.
     """
+    if depth >= STOP_CHECK_DEPTH and stop[0] != 0:
+        return 0
     if check and not state_is_consistent(board, stack, keys, meta):
         errors[0] += 1
     moves = buf[depth]
@@ -71,7 +76,9 @@ def _perft(
             continue
         make_move(board, stack, keys, meta, move)
         if depth > 1:
-            total += _perft(board, stack, keys, meta, depth - 1, buf, bulk, errors, check)
+            total += _perft(
+                board, stack, keys, meta, depth - 1, buf, bulk, errors, check, stop
+            )
         else:
             total += 1
             if check and not state_is_consistent(board, stack, keys, meta):
@@ -88,19 +95,25 @@ def _run(
     meta: MetaArray,
     depth: int,
     bulk: bool,
-    errors: ErrorCount,
+    errors: Int64Array,
     check: bool,
+    stop: Int64Array,
 ) -> int:
     if depth <= 0:
         return 1
     buf = np.zeros((depth + 1, MAX_MOVES), dtype=np.int32)
-    return _perft(board, stack, keys, meta, depth, buf, bulk, errors, check)
+    return _perft(board, stack, keys, meta, depth, buf, bulk, errors, check, stop)
+
+
+@njit
+def _zeros() -> Int64Array:
+    return np.zeros(1, dtype=np.int64)
 
 
 @njit
 def perft(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, depth: int) -> int:
     """Leaf count at ``depth``, every leaf made and unmade."""
-    return _run(board, stack, keys, meta, depth, False, np.zeros(1, dtype=np.int64), False)
+    return _run(board, stack, keys, meta, depth, False, _zeros(), False, _zeros())
 
 
 @njit
@@ -108,7 +121,7 @@ def perft_bulk(
     board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaArray, depth: int
 ) -> int:
     """Leaf count at ``depth``, counting the last ply's legal moves without playing them."""
-    return _run(board, stack, keys, meta, depth, True, np.zeros(1, dtype=np.int64), False)
+    return _run(board, stack, keys, meta, depth, True, _zeros(), False, _zeros())
 
 
 @njit
@@ -118,11 +131,11 @@ def perft_checked(
     keys: KeyArray,
     meta: MetaArray,
     depth: int,
-    errors: ErrorCount,
+    errors: Int64Array,
 ) -> int:
     """``perft`` that also counts into ``errors[0]`` the nodes whose incremental state
     (key, evaluation terms, king squares) differs from a fresh computation."""
-    return _run(board, stack, keys, meta, depth, False, errors, True)
+    return _run(board, stack, keys, meta, depth, False, errors, True, _zeros())
 
 
 @njit
@@ -132,34 +145,55 @@ def perft_divide(
     keys: KeyArray,
     meta: MetaArray,
     depth: int,
-    moves: MoveBuffer,
-    counts: npt.NDArray[np.int64],
+    moves: MoveArray,
+    counts: Int64Array,
+    stop: Int64Array,
 ) -> int:
-    """Each legal root move into ``moves`` and its leaf count at ``depth`` into ``counts``."""
+    """Each legal root move into ``moves`` and its leaf count at ``depth`` into ``counts``.
+
+    Returns the number of root moves, or -1 when ``stop[0]`` was set before the end.
+    """
     n = gen_legal(board, stack, meta, moves)
     errors = np.zeros(1, dtype=np.int64)
     for i in range(n):
         make_move(board, stack, keys, meta, moves[i])
-        counts[i] = _run(board, stack, keys, meta, depth - 1, True, errors, False)
+        counts[i] = _run(board, stack, keys, meta, depth - 1, True, errors, False, stop)
         unmake_move(board, stack, meta)
+        if stop[0] != 0:
+            return -1
     return n
 
 
-def divide(position: Position, depth: int) -> list[tuple[str, int]]:
-    """``(uci move, leaf count)`` for every legal root move, in generation order."""
+def divide(
+    position: Position, depth: int, stop: Int64Array | None = None
+) -> list[tuple[str, int]] | None:
+    """``(uci move, leaf count)`` for every legal root move, in generation order.
+
+    None when ``stop[0]`` was set (by another thread) before the count was complete.
+    """
     if depth < 1:
         raise ValueError(f"perft depth must be at least 1, got {depth}")
     moves = np.zeros(MAX_MOVES, dtype=np.int32)
     counts = np.zeros(MAX_MOVES, dtype=np.int64)
     board, stack, keys, meta = position.arrays
-    n = perft_divide(board, stack, keys, meta, depth, moves, counts)
+    flag = stop if stop is not None else np.zeros(1, dtype=np.int64)
+    n = perft_divide(board, stack, keys, meta, depth, moves, counts, flag)
+    if n < 0:
+        return None
     side = int(stack[meta[M_PLY], S_SIDE])
     return [(move_to_uci(int(moves[i]), side, position.chess960), int(counts[i])) for i in range(n)]
 
 
-def divide_lines(position: Position, depth: int) -> list[str]:
-    """The lines UCI ``go perft depth`` prints: ``move: count``, a blank line, the total."""
-    rows = divide(position, depth)
+def divide_lines(
+    position: Position, depth: int, stop: Int64Array | None = None
+) -> list[str] | None:
+    """The lines UCI ``go perft depth`` prints: ``move: count``, a blank line, the total.
+
+    None when stopped (see ``divide``).
+    """
+    rows = divide(position, depth, stop)
+    if rows is None:
+        return None
     lines = [f"{uci}: {count}" for uci, count in rows]
     lines.append("")
     lines.append(f"Nodes searched: {sum(count for _, count in rows)}")

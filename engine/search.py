@@ -4,7 +4,8 @@ Iterative deepening and aspiration windows run here in Python, one compiled call
 (``_search_root``), so the UCI side gets an ``info`` line after every iteration and the time
 manager decides between iterations.  The compiled tree search (``_negamax``/``_quiesce``)
 releases the GIL; the UCI thread and the clock end it by setting ``stop[0]``, which the search
-reads every ``STOP_CHECK_NODES + 1`` nodes.  Depth 1 always completes, so there is always a move.
+reads every ``STOP_CHECK_NODES + 1`` nodes.  A stop even during depth 1 leaves a move: the best
+root move found so far, or the first legal one.
 
 Scores are centipawns from the side to move's view; a mate in ``n`` plies from the root is
 ``MATE - n`` (shorter mates score higher, and the mated side prefers the longest defence).
@@ -21,7 +22,15 @@ import numpy as np
 import numpy.typing as npt
 
 from engine import params, tt
-from engine.board import Position, make_move, make_null, unmake_move, unmake_null
+from engine.board import (
+    Position,
+    is_dead_position,
+    is_repetition,
+    make_move,
+    make_null,
+    unmake_move,
+    unmake_null,
+)
 from engine.constants import (
     M_PLY,
     MAX_MOVES,
@@ -31,9 +40,15 @@ from engine.constants import (
     S_NPM,
     S_PAWN_MAT,
     S_SIDE,
+    BoardArray,
+    Int32Array,
+    Int64Array,
+    KeyArray,
+    MetaArray,
+    StackArray,
 )
 from engine.evalcache import cached_evaluate, new_cache, prefetch_entry
-from engine.evaluate import MINOR_NPM, material_eval, new_scratch
+from engine.evaluate import material_eval, new_scratch
 from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
@@ -72,6 +87,7 @@ from engine.params import (
     LMR_MIN_DEPTH,
     MATE,
     MATE_BOUND,
+    MATE_SEARCH_EXTRA_PLIES,
     MAX_DEPTH,
     MAX_PLY,
     NULL_MOVE_BASE_REDUCTION,
@@ -89,19 +105,12 @@ from engine.params import (
 )
 from engine.timeman import GoLimits, IterationClock, TimeBudget
 
-Board = npt.NDArray[np.int8]
-Stack = npt.NDArray[np.int32]
-Keys = npt.NDArray[np.uint64]
-Meta = npt.NDArray[np.int32]
-I32 = npt.NDArray[np.int32]
-I64 = npt.NDArray[np.int64]
-
 # info[] fields shared between the compiled search and its Python driver
 I_NODES = 0
 I_SELDEPTH = 1
 I_NODE_LIMIT = 2  # 0: no limit
 I_GENERATION = 3
-I_ITERATION = 4  # depth of the running iteration (stops are ignored during depth 1)
+I_ITERATION = 4  # depth of the running iteration
 I_ROOT_ROW = 5  # stack row of the root position
 I_STOPPED = 6
 I_ROOT_MOVES = 7  # number of entries in root_moves (0: every legal move)
@@ -122,17 +131,21 @@ LMR = _lmr_table()
 
 
 @njit_noalloc
-def _is_draw(board: Board, stack: Stack, keys: Keys, meta: Meta, root_row: int, buf: I32) -> bool:
-    """Fifty-move rule, insufficient material, or a repetition.
+def _is_draw(
+    board: BoardArray,
+    stack: StackArray,
+    keys: KeyArray,
+    meta: MetaArray,
+    root_row: int,
+    buf: Int32Array,
+) -> bool:
+    """Fifty-move rule, a dead position, or a repetition (``board.is_repetition``).
 
-    A position repeated inside the search path counts as a draw at once (the side that could
-    avoid it would have); one repeated from the game history before the root needs to have
-    occurred twice there (a real threefold repetition).  After fifty moves a checkmate still
-    wins (``buf`` is scratch space for the move list that decides it).
+    After fifty moves a checkmate still wins (``buf`` is scratch space for the move list that
+    decides it).
     """
     row = meta[M_PLY]
-    halfmove = stack[row, S_HALFMOVE]
-    if halfmove >= 100:
+    if stack[row, S_HALFMOVE] >= 100:
         if not in_check(board, stack, meta):
             return True
         n = gen_moves(board, stack, meta, buf)
@@ -140,32 +153,18 @@ def _is_draw(board: Board, stack: Stack, keys: Keys, meta: Meta, root_row: int, 
             if is_legal(board, stack, meta, buf[i]):
                 return True
         return False
+    # the pawn test first, here: most positions have pawns and skip the call
     if (
         stack[row, S_PAWN_MAT] == 0
         and stack[row, S_PAWN_MAT + 1] == 0
-        and stack[row, S_NPM] <= MINOR_NPM
-        and stack[row, S_NPM + 1] <= MINOR_NPM
+        and is_dead_position(board, stack, row)
     ):
         return True
-    key = keys[row]
-    oldest = max(row - halfmove, 0)
-    seen = 0
-    r = row - 4
-    while r >= oldest:
-        if stack[r + 1, S_MOVE] == NULL_MOVE or stack[r + 2, S_MOVE] == NULL_MOVE:
-            break
-        if keys[r] == key:
-            if r >= root_row:
-                return True
-            seen += 1
-            if seen >= 2:
-                return True
-        r -= 2
-    return False
+    return is_repetition(stack, keys, meta, root_row)
 
 
 @njit_noalloc
-def _update_pv(pv: I32, pv_len: I32, ply: int, move: int) -> None:
+def _update_pv(pv: Int32Array, pv_len: Int32Array, ply: int, move: int) -> None:
     """Triangular PV table: this node's line is ``move`` followed by the child's line."""
     pv[ply, ply] = move
     child_end = pv_len[ply + 1]
@@ -175,11 +174,11 @@ def _update_pv(pv: I32, pv_len: I32, ply: int, move: int) -> None:
 
 
 @njit_noalloc
-def _poll_stop(info: I64, stop: I64) -> bool:
+def _poll_stop(info: Int64Array, stop: Int64Array) -> bool:
     """Count a node; every few nodes check the stop flag and the node limit."""
     nodes = info[I_NODES] + 1
     info[I_NODES] = nodes
-    if (nodes & STOP_CHECK_NODES) == 0 and info[I_ITERATION] > 1:
+    if (nodes & STOP_CHECK_NODES) == 0:
         limit = info[I_NODE_LIMIT]
         if stop[0] != 0 or (limit > 0 and nodes >= limit):
             info[I_STOPPED] = 1
@@ -188,20 +187,20 @@ def _poll_stop(info: I64, stop: I64) -> bool:
 
 @njit_noalloc
 def _quiesce(
-    board: Board,
-    stack: Stack,
-    keys: Keys,
-    meta: Meta,
-    tt_table: Keys,
-    moves: I32,
-    move_scores: I32,
-    pv: I32,
-    pv_len: I32,
-    info: I64,
-    stop: I64,
-    scratch: I64,
-    eval_cache: Keys,
-    see_buf: I64,
+    board: BoardArray,
+    stack: StackArray,
+    keys: KeyArray,
+    meta: MetaArray,
+    tt_table: KeyArray,
+    moves: Int32Array,
+    move_scores: Int32Array,
+    pv: Int32Array,
+    pv_len: Int32Array,
+    info: Int64Array,
+    stop: Int64Array,
+    scratch: Int64Array,
+    eval_cache: KeyArray,
+    see_buf: Int64Array,
     ply: int,
     alpha: int,
     beta: int,
@@ -310,25 +309,25 @@ def _quiesce(
 
 @njit_noalloc
 def _negamax(
-    board: Board,
-    stack: Stack,
-    keys: Keys,
-    meta: Meta,
-    tt_table: Keys,
-    moves: I32,
-    move_scores: I32,
-    killers: I32,
-    history: I32,
-    counters: I32,
-    pv: I32,
-    pv_len: I32,
-    evals: I32,
-    info: I64,
-    stop: I64,
-    scratch: I64,
-    eval_cache: Keys,
-    see_buf: I64,
-    root_moves: I32,
+    board: BoardArray,
+    stack: StackArray,
+    keys: KeyArray,
+    meta: MetaArray,
+    tt_table: KeyArray,
+    moves: Int32Array,
+    move_scores: Int32Array,
+    killers: Int32Array,
+    history: Int32Array,
+    counters: Int32Array,
+    pv: Int32Array,
+    pv_len: Int32Array,
+    evals: Int32Array,
+    info: Int64Array,
+    stop: Int64Array,
+    scratch: Int64Array,
+    eval_cache: KeyArray,
+    see_buf: Int64Array,
+    root_moves: Int32Array,
     depth: int,
     ply: int,
     alpha: int,
@@ -419,9 +418,11 @@ def _negamax(
             if score <= alpha:
                 return score
         # Reverse futility pruning: far above beta at low depth, a quiet move will not drop it.
+        # Not on a mate score (from the table): a mate is proven by search, not by a margin.
         if (
             depth <= REVERSE_FUTILITY_MAX_DEPTH
             and abs(beta) < MATE_BOUND
+            and abs(static_eval) < MATE_BOUND
             and static_eval - REVERSE_FUTILITY_MARGIN_CP * (depth - int(improving)) >= beta
         ):
             return static_eval
@@ -614,21 +615,21 @@ def _negamax(
 class SearchTables:
     """The mutable arrays of one searcher (ordering heuristics, PV, counters)."""
 
-    moves: I32 = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_MOVES), np.int32))
-    move_scores: I32 = field(
+    moves: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_MOVES), np.int32))
+    move_scores: Int32Array = field(
         default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_MOVES), np.int32)
     )
-    killers: I32 = field(default_factory=lambda: np.zeros((MAX_PLY + 1, 2), np.int32))
-    history: I32 = field(default_factory=lambda: np.zeros((2, 128, 128), np.int32))
-    counters: I32 = field(default_factory=lambda: np.zeros((128, 128), np.int32))
-    pv: I32 = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_PLY + 1), np.int32))
-    pv_len: I32 = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
-    evals: I32 = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
-    info: I64 = field(default_factory=lambda: np.zeros(INFO_SIZE, np.int64))
-    scratch: I64 = field(default_factory=new_scratch)
-    eval_cache: Keys = field(default_factory=new_cache)
-    see_buf: I64 = field(default_factory=new_see_buffer)
-    root_moves: I32 = field(default_factory=lambda: np.zeros(MAX_MOVES, np.int32))
+    killers: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, 2), np.int32))
+    history: Int32Array = field(default_factory=lambda: np.zeros((2, 128, 128), np.int32))
+    counters: Int32Array = field(default_factory=lambda: np.zeros((128, 128), np.int32))
+    pv: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_PLY + 1), np.int32))
+    pv_len: Int32Array = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
+    evals: Int32Array = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
+    info: Int64Array = field(default_factory=lambda: np.zeros(INFO_SIZE, np.int64))
+    scratch: Int64Array = field(default_factory=new_scratch)
+    eval_cache: KeyArray = field(default_factory=new_cache)
+    see_buf: Int64Array = field(default_factory=new_see_buffer)
+    root_moves: Int32Array = field(default_factory=lambda: np.zeros(MAX_MOVES, np.int32))
 
     def clear(self) -> None:
         self.killers.fill(0)
@@ -638,25 +639,25 @@ class SearchTables:
 
 @njit_noalloc
 def _search_root(
-    board: Board,
-    stack: Stack,
-    keys: Keys,
-    meta: Meta,
-    tt_table: Keys,
-    moves: I32,
-    move_scores: I32,
-    killers: I32,
-    history: I32,
-    counters: I32,
-    pv: I32,
-    pv_len: I32,
-    evals: I32,
-    info: I64,
-    stop: I64,
-    scratch: I64,
-    eval_cache: Keys,
-    see_buf: I64,
-    root_moves: I32,
+    board: BoardArray,
+    stack: StackArray,
+    keys: KeyArray,
+    meta: MetaArray,
+    tt_table: KeyArray,
+    moves: Int32Array,
+    move_scores: Int32Array,
+    killers: Int32Array,
+    history: Int32Array,
+    counters: Int32Array,
+    pv: Int32Array,
+    pv_len: Int32Array,
+    evals: Int32Array,
+    info: Int64Array,
+    stop: Int64Array,
+    scratch: Int64Array,
+    eval_cache: KeyArray,
+    see_buf: Int64Array,
+    root_moves: Int32Array,
     depth: int,
     alpha: int,
     beta: int,
@@ -813,6 +814,8 @@ class Searcher:
         t.pv_len.fill(0)
         iteration_clock = IterationClock(budget)
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
+        if limits.mate is not None:  # deeper than this a mate in ``mate`` is not looked for
+            max_depth = min(max_depth, 2 * limits.mate + MATE_SEARCH_EXTRA_PLIES)
         best_moves: list[int] = [legal[0]]
         best_texts: tuple[str, ...] = (position.move_to_uci(legal[0]),)
         best_score = 0

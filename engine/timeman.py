@@ -52,13 +52,17 @@ def plan(limits: GoLimits, white_to_move: bool, move_overhead_ms: int) -> TimeBu
     """The time budget for one move.
 
     ``infinite`` (and ``depth``/``nodes``/``mate`` without a clock) search until told to stop;
-    ``movetime`` is spent whole, less the overhead; a clock is shared out over the moves to go.
+    ``movetime`` is spent whole, less a share of the overhead; a clock is shared out over the
+    moves to go.
     """
     if limits.infinite:
         return UNLIMITED
     if limits.movetime_ms is not None:
-        think_ms = max(float(params.MIN_THINK_MS), limits.movetime_ms - move_overhead_ms)
-        return TimeBudget(think_ms, think_ms)
+        # A fixed time is used whole: no soft limit (an iteration cut short still counts), and
+        # only a small share of it kept back for the overhead.
+        kept_ms = min(move_overhead_ms, limits.movetime_ms * params.MOVETIME_OVERHEAD_SHARE)
+        think_ms = max(float(params.MIN_THINK_MS), limits.movetime_ms - kept_ms)
+        return TimeBudget(None, think_ms)
     time_left_ms = limits.wtime_ms if white_to_move else limits.btime_ms
     if time_left_ms is None:
         return UNLIMITED

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.jit import njit_noalloc, prefetch
-from engine.params import MATE_BOUND
+from engine.params import MATE_BOUND, TT_AGE_WEIGHT
 
 TableArray = npt.NDArray[np.uint64]
 
@@ -188,9 +188,10 @@ def store(
 ) -> None:
     """Depth-preferred replacement with aging.
 
-    The same position is overwritten unless the old entry is much deeper and not from an earlier
-    search (its best move is kept when the new result has none); otherwise the slot with the
-    lowest ``depth - AGE_WEIGHT * age`` in the bucket gives way, so stale deep entries from
+    The entry of the same position keeps a deeper bound from the current search unless the new
+    result is exact (a quiescence bound never overwrites a deep one); otherwise it is
+    overwritten, keeping its best move when the new result has none.  A new position takes the
+    slot with the lowest ``depth - TT_AGE_WEIGHT * age`` in the bucket, so stale deep entries from
     earlier moves of the game are replaced before fresh ones.
     """
     start = _bucket_start(table, key)
@@ -201,12 +202,7 @@ def store(
         word = np.int64(table[i + 1])
         if table[i] == key and word != 0:
             old_depth = entry_depth(word)
-            if (
-                bound != BOUND_EXACT
-                and old_depth > depth + 3
-                and entry_generation(word) == gen
-                and entry_bound(word) == BOUND_EXACT
-            ):
+            if bound != BOUND_EXACT and old_depth > depth and entry_generation(word) == gen:
                 return
             if move == 0:
                 move = entry_move(word)
@@ -216,7 +212,7 @@ def store(
             worth = -(1 << 20)
         else:
             age = (gen - entry_generation(word)) % GENERATION_CYCLE
-            worth = entry_depth(word) - 8 * age
+            worth = entry_depth(word) - TT_AGE_WEIGHT * age
         if worth < victim_worth:
             victim_worth = worth
             victim = i

@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TextIO
 
+import chess
+import numpy as np
+
 from engine import tt
 from engine.board import FenError, Position
 from engine.params import DEFAULT_MOVE_OVERHEAD_MS
@@ -27,6 +30,7 @@ ENGINE_NAME = "Kibitz 0.1"
 ENGINE_AUTHOR = "the Kibitz developers"
 MAX_MOVE_OVERHEAD_MS = 10_000
 MAX_PERFT_DEPTH = 12
+WARM_POLL_S = 0.005  # how often a search waiting for the warm-up checks for a stop
 
 _INT_PARAMS = {
     "wtime": "wtime_ms",
@@ -49,9 +53,8 @@ class UciError(ValueError):
 def parse_go(tokens: list[str], report: Callable[[str], None]) -> tuple[GoLimits, int | None]:
     """The limits of ``go`` and a perft depth (None when not perft).
 
-    A parameter with a bad value is reported and left out; the rest of the command still
-    counts, so a GUI always gets its ``bestmove``.  A bad ``perft`` depth rejects the command
-    (``UciError``): it asked for a count, not a search.
+    A limit with a missing or bad value rejects the command (``UciError``): searching without
+    it could run for ever or for the wrong time.  An unknown word is reported and ignored.
     """
     values: dict[str, object] = {}
     searchmoves: list[str] = []
@@ -68,23 +71,19 @@ def parse_go(tokens: list[str], report: Callable[[str], None]) -> tuple[GoLimits
             i += 1
         elif word in _INT_PARAMS:
             if i >= len(tokens) or tokens[i] in _GO_KEYWORDS:
-                report(f"go: {word} needs a number")
-                continue
+                raise UciError(f"go: {word} needs a number")
             text = tokens[i]
             i += 1
             try:
                 number = int(text)
             except ValueError:
-                report(f"go: {word} needs an integer, got {text!r}")
-                continue
+                raise UciError(f"go: {word} needs an integer, got {text!r}") from None
             if word in ("depth", "nodes", "mate", "movestogo", "movetime") and number <= 0:
-                report(f"go: {word} must be positive, got {number}")
-            elif word in ("winc", "binc"):
-                values[_INT_PARAMS[word]] = max(0, number)
-            elif word in ("wtime", "btime"):
-                values[_INT_PARAMS[word]] = max(0, number)  # a flagged clock still needs a move
-            else:
-                values[_INT_PARAMS[word]] = number
+                raise UciError(f"go: {word} must be positive, got {number}")
+            if word in ("winc", "binc") and number < 0:
+                raise UciError(f"go: {word} must not be negative, got {number}")
+            # a negative wtime/btime is a flagged clock: it still needs a move, at once
+            values[_INT_PARAMS[word]] = max(0, number)
         elif word == "infinite":
             values["infinite"] = True
         elif word == "ponder":
@@ -99,6 +98,23 @@ def parse_go(tokens: list[str], report: Callable[[str], None]) -> tuple[GoLimits
     if searchmoves:
         limits = replace(limits, searchmoves=tuple(searchmoves))
     return limits, perft
+
+
+def check_limits(limits: GoLimits, white_to_move: bool) -> None:
+    """``UciError`` unless the search has an end: ``infinite``, or a limit it can keep.
+
+    A bare ``go``, one with increments only, or a clock for the side not to move alone would
+    search for ever (``stop`` is for ``infinite`` and ``ponder``).
+    """
+    clock = limits.wtime_ms if white_to_move else limits.btime_ms
+    ends = (limits.depth, limits.nodes, limits.mate, limits.movetime_ms, clock)
+    if limits.infinite or any(limit is not None for limit in ends):
+        return
+    side = "wtime" if white_to_move else "btime"
+    raise UciError(
+        f"go: no limit for this search (give depth, nodes, mate, movetime, {side} for the side "
+        "to move, or infinite)"
+    )
 
 
 def parse_position(tokens: list[str], chess960: bool) -> Position:
@@ -136,7 +152,14 @@ def parse_position(tokens: list[str], chess960: bool) -> Position:
 
 
 class UciEngine:
-    """One UCI session: the current position, options, the searcher and its worker thread."""
+    """One UCI session: the current position, options, the searcher and its worker thread.
+
+    Commands follow Stockfish's behaviour while a search runs: ``position`` and ``setoption
+    name Move Overhead`` apply to the next ``go``; a ``go`` (or ``ucinewgame``, a hash change)
+    stops the running search, which answers its ``bestmove`` first; ``isready`` answers at
+    once.  A search's final line (``bestmove``, perft's ``Nodes searched``) goes out only when
+    the engine is idle again, so a command sent on reading it never meets a running search.
+    """
 
     def __init__(self, out: TextIO | None = None) -> None:
         self._out = out if out is not None else sys.stdout
@@ -145,13 +168,15 @@ class UciEngine:
         self.move_overhead_ms = DEFAULT_MOVE_OVERHEAD_MS
         self.ponder = False
         self.chess960 = False
-        self.position = Position.startpos()
+        # None after a rejected ``position``: ``go`` must not answer for an older position
+        self.position: Position | None = Position.startpos()
         self._searcher: Searcher | None = None
         self._worker: threading.Thread | None = None
         self._warmer: threading.Thread | None = None
         self._timer: threading.Timer | None = None
         self._release = threading.Event()  # stop / ponderhit / quit: bestmove may be sent
-        self._answered = threading.Event()  # the running search or perft has answered
+        self._stop_requested = threading.Event()  # stop / quit / the hard limit, this search
+        self._perft_stop = np.zeros(1, dtype=np.int64)  # read by the compiled perft
         self._state_lock = threading.Lock()
         self._pondering = False
         self._budget = TimeBudget(None, None)
@@ -186,21 +211,12 @@ class UciEngine:
         warm_up()
         _ = self.searcher
 
-    def wait_warm(self) -> None:
+    def wait_warm(self, timeout_s: float | None = None) -> bool:
+        """Wait for the warm-up (at most ``timeout_s``); True once it is done."""
         self.start_warm_up()
         assert self._warmer is not None
-        self._warmer.join()
-
-    @property
-    def searching(self) -> bool:
-        """A search or perft runs and has not answered yet."""
-        if self._worker is None:
-            return False
-        if self._answered.is_set() or not self._worker.is_alive():
-            self._worker.join()  # it has answered; only its last steps remain
-            self._worker = None
-            return False
-        return True
+        self._warmer.join(timeout_s)
+        return not self._warmer.is_alive()
 
     def run(self, stream: TextIO) -> None:
         """Read commands until ``quit`` or end of input."""
@@ -214,6 +230,7 @@ class UciEngine:
 
     def handle(self, line: str) -> bool:
         """Obey one command line; False after ``quit``.  Never raises."""
+        received_s = time.monotonic()  # the clock of a ``go`` runs from here
         tokens = line.split()
         if not tokens:
             return True
@@ -222,6 +239,9 @@ class UciEngine:
             if command == "quit":
                 self._stop_search()
                 return False
+            if command == "go":
+                self._cmd_go(args, received_s)
+                return True
             handler = self._handlers().get(command)
             if handler is None:
                 self.error(f"unknown command {command!r}")
@@ -240,7 +260,6 @@ class UciEngine:
             "ucinewgame": self._cmd_ucinewgame,
             "setoption": self._cmd_setoption,
             "position": self._cmd_position,
-            "go": self._cmd_go,
             "stop": lambda _: self._stop_search(),
             "ponderhit": self._cmd_ponderhit,
             "debug": lambda _: None,
@@ -285,13 +304,14 @@ class UciEngine:
         else:
             name, value = " ".join(args[1:]), ""
         key = name.lower()
-        self.wait_warm()  # the table is allocated by the warm-up thread
         if key == "clear hash":
             self._stop_search()
+            self.wait_warm()  # the table is allocated by the warm-up thread
             self.searcher.clear()
         elif key == "hash":
             size = self._int_option(name, value, tt.MIN_HASH_MB, tt.MAX_HASH_MB)
             self._stop_search()
+            self.wait_warm()
             self.hash_mb = size
             if self._searcher is not None:
                 self._searcher.resize(size)
@@ -301,7 +321,9 @@ class UciEngine:
             self.ponder = self._bool_option(name, value)
         elif key == "uci_chess960":
             self.chess960 = self._bool_option(name, value)
-            self.position.chess960 = self.chess960 or self.position.chess960
+            if self.position is not None:
+                # a castling set-up only chess960 can describe keeps its king-takes-rook moves
+                self.position.chess960 = self.chess960 or self.position.needs_chess960()
         else:
             raise UciError(f"setoption: unknown option {name!r}")
 
@@ -322,44 +344,50 @@ class UciEngine:
         return value.lower() == "true"
 
     def _cmd_position(self, args: list[str]) -> None:
-        if self.searching:
-            raise UciError("position: a search is running; send 'stop' first")
+        # A running search works on its own copy: the new position is for the next ``go``.
+        self.position = None
         self.position = parse_position(args, self.chess960)
 
-    def _cmd_go(self, args: list[str]) -> None:
-        if self.searching:
-            raise UciError("go: a search is already running")
-        limits, perft_depth = parse_go(args, self.error)
-        position = self.position.copy()
-        self._answered.clear()
-        if perft_depth is not None:
-            self._worker = threading.Thread(
-                target=self._run_perft, args=(position, perft_depth), name="perft", daemon=True
-            )
-            self._worker.start()
+    def _cmd_go(self, args: list[str], received_s: float) -> None:
+        self._stop_search()  # a go during a search: that search answers first
+        try:
+            limits, perft_depth = parse_go(args, self.error)
+            if self.position is None:
+                raise UciError("go: no position (the last 'position' command was rejected)")
+            if perft_depth is None:
+                check_limits(limits, self.position.side_to_move == 0)
+        except UciError as error:
+            self.error(str(error))
+            if "perft" not in args:
+                self.send("bestmove 0000")  # a GUI waits for it; no move is playable
             return
-        self.wait_warm()
-        if limits.searchmoves:
-            for text in limits.searchmoves:
-                try:
-                    position.parse_uci(text)
-                except ValueError:
-                    self.error(f"go: searchmoves: {text!r} is not a legal move here, ignored")
-        started = time.monotonic()
+        position = self.position.copy()
+        self._stop_requested.clear()
+        self._perft_stop[0] = 0
+        if perft_depth is not None:
+            self._start_worker(self._run_perft, (position, perft_depth), "perft")
+            return
+        for text in limits.searchmoves:
+            try:
+                position.parse_uci(text)
+            except ValueError:
+                self.error(f"go: searchmoves: {text!r} is not a legal move here, ignored")
         budget = plan(limits, position.side_to_move == 0, self.move_overhead_ms)
-        searcher = self.searcher
-        searcher.stop[0] = 0
+        if self._searcher is not None:
+            self._searcher.stop[0] = 0
         self._release.clear()
         with self._state_lock:
             self._budget = budget
             self._pondering = limits.ponder
-            self._clock_start_s = None if limits.ponder else started
+            self._clock_start_s = None if limits.ponder else received_s
             if not limits.ponder:
-                self._arm_timer(budget)
-        self._worker = threading.Thread(
-            target=self._run_search, args=(position, limits, budget, started), name="search",
-            daemon=True,
-        )
+                self._arm_timer(budget, received_s)
+        self._start_worker(self._run_search, (position, limits, budget, received_s), "search")
+
+    def _start_worker(
+        self, target: Callable[..., None], args: tuple[object, ...], name: str
+    ) -> None:
+        self._worker = threading.Thread(target=target, args=args, name=name, daemon=True)
         self._worker.start()
 
     def _cmd_ponderhit(self, _: list[str]) -> None:
@@ -368,50 +396,72 @@ class UciEngine:
                 raise UciError("ponderhit: not pondering")
             self._pondering = False
             self._clock_start_s = time.monotonic()
-            self._arm_timer(self._budget)
+            self._arm_timer(self._budget, self._clock_start_s)
         self._release.set()
 
     # -- search thread -----------------------------------------------------------------------
-    def _arm_timer(self, budget: TimeBudget) -> None:
-        """Start the hard-limit timer (with the state lock held)."""
+    def _arm_timer(self, budget: TimeBudget, start_s: float) -> None:
+        """Start the hard-limit timer, counted from ``start_s`` (with the state lock held)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if budget.hard_ms is not None:
-            self._timer = threading.Timer(budget.hard_ms / 1000.0, self.searcher.request_stop)
+            delay_s = max(0.0, start_s + budget.hard_ms / 1000.0 - time.monotonic())
+            self._timer = threading.Timer(delay_s, self._request_stop)
             self._timer.daemon = True
             self._timer.start()
+
+    def _request_stop(self) -> None:
+        """End the running search (or its wait for the warm-up) as soon as it can."""
+        self._stop_requested.set()
+        self._perft_stop[0] = 1
+        if self._searcher is not None:
+            self._searcher.request_stop()
 
     def _clock_start(self) -> float | None:
         with self._state_lock:
             return self._clock_start_s
 
+    def _await_warm_up(self) -> bool:
+        """Wait for the compiled search until the hard limit or a stop; True once it is ready.
+
+        A cold start on a short clock plays a quick legal move instead (``_fallback_move``):
+        any legal move beats a loss on time.
+        """
+        while not self.wait_warm(WARM_POLL_S):
+            if self._stop_requested.is_set():
+                return False
+        if self._stop_requested.is_set():
+            self.searcher.request_stop()  # the hard limit passed while warming: depth 1 only
+        return True
+
     def _run_search(
         self, position: Position, limits: GoLimits, budget: TimeBudget, started: float
     ) -> None:
         try:
-            result = self.searcher.think(
-                position, limits, budget, started, self._report, self._clock_start
-            )
+            if self._await_warm_up():
+                result = self.searcher.think(
+                    position, limits, budget, started, self._report, self._clock_start
+                )
+                best, ponder = result.best_move, result.ponder_move
+            else:
+                best, ponder = _fallback_move(position), None
             # Infinite and pondering searches wait for stop/ponderhit before answering.
             if limits.infinite or limits.ponder:
                 self._release.wait()
             self._cancel_timer()
-            if result.best_move is None:
+            if best is None:
                 self.send("info string no legal move")
                 answer = "bestmove 0000"
-            elif result.ponder_move is not None:
-                answer = f"bestmove {result.best_move} ponder {result.ponder_move}"
+            elif ponder is not None:
+                answer = f"bestmove {best} ponder {ponder}"
             else:
-                answer = f"bestmove {result.best_move}"
+                answer = f"bestmove {best}"
         except Exception as error:  # never leave the GUI without a bestmove
             self._cancel_timer()
             self.error(f"search failed: {type(error).__name__}: {error}")
-            legal = position.legal_moves()
-            answer = f"bestmove {position.move_to_uci(legal[0]) if legal else '0000'}"
-        # Answered before the line goes out: a GUI may send the next position at once.
-        self._answered.set()
-        self.send(answer)
+            answer = f"bestmove {_fallback_move(position) or '0000'}"
+        self._finish(answer)
 
     def _cancel_timer(self) -> None:
         """Disarm the hard-limit timer before answering, so it cannot stop the next search."""
@@ -425,20 +475,44 @@ class UciEngine:
 
     def _run_perft(self, position: Position, depth: int) -> None:
         try:
-            for line in divide_lines(position, depth):
-                self.send(line)
+            lines = divide_lines(position, depth, self._perft_stop)
         except Exception as error:
             self.error(f"perft failed: {type(error).__name__}: {error}")
-        finally:
-            self._answered.set()
+            lines = None
+        if lines is None:
+            self._finish("info string perft stopped" if self._perft_stop[0] else None)
+            return
+        for line in lines[:-1]:
+            self.send(line)
+        self._finish(lines[-1])
+
+    def _finish(self, last_line: str | None) -> None:
+        """The worker's last act: send the final line, after which it only exits.
+
+        Nothing waits on a running search (``position`` and ``isready`` are answered during
+        one; ``go`` joins it), so a command sent the moment this line arrives is obeyed.
+        """
+        if last_line is not None:
+            self.send(last_line)
 
     def _stop_search(self) -> None:
-        if self._searcher is not None:
-            self._searcher.request_stop()
+        """Stop the running search or perft and wait until it has answered."""
+        self._request_stop()
         self._release.set()
         if self._worker is not None:
             self._worker.join()
             self._worker = None
+
+
+def _fallback_move(position: Position) -> str | None:
+    """A legal move found without compiled code (python-chess), or None if there is none.
+
+    For a cold start whose clock runs out before the compiled search is loaded.  In chess960
+    mode python-chess writes castling king-takes-rook, as the engine does.
+    """
+    board = chess.Board(position.fen(shredder=position.chess960), chess960=position.chess960)
+    move = next(iter(board.legal_moves), None)
+    return None if move is None else move.uci()
 
 
 def main(stream: TextIO | None = None, out: TextIO | None = None) -> None:

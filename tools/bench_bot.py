@@ -33,7 +33,8 @@ BOT = "kibitz"
 SERVE_FLAG = "--serve"
 
 
-async def serve(opponents: int, minutes_s: int, increment_s: int) -> None:
+async def serve(opponents: int, minutes_s: int, increment_s: int,
+                movetime_s: float = 0.01) -> None:
     """The sandbox side: a bot account and `opponents` random movers challenging it forever."""
     from sandbox.opponent import ChallengeSpec
     from sandbox.ratelimit import RateLimits
@@ -43,7 +44,7 @@ async def serve(opponents: int, minutes_s: int, increment_s: int) -> None:
     url = await server.start("127.0.0.1", 0)
     token = server.add_account(BOT, bot=True)
     for index in range(opponents):
-        await server.start_opponent(f"rival{index}", seed=index, movetime_s=0.01,
+        await server.start_opponent(f"rival{index}", seed=index, movetime_s=movetime_s,
                                     challenge=ChallengeSpec(BOT, minutes_s, increment_s))
     print(f"url: {url}", flush=True)
     print(f"token: {token}", flush=True)
@@ -81,15 +82,22 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-async def bench(args: argparse.Namespace) -> int:
+async def start_sandbox(opponents: int, minutes_s: int, increment_s: int,
+                        movetime_s: float = 0.01) -> tuple[asyncio.subprocess.Process, str, str]:
+    """`serve` in a process of its own: the process, the server's URL and the bot's token."""
     sandbox = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tools.bench_bot", SERVE_FLAG, str(args.concurrency),
-        str(args.base), str(args.increment),
+        sys.executable, "-m", "tools.bench_bot", SERVE_FLAG, str(opponents), str(minutes_s),
+        str(increment_s), str(movetime_s),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert sandbox.stdout is not None
+    url = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
+    token = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
+    return sandbox, url, token
+
+
+async def bench(args: argparse.Namespace) -> int:
+    sandbox, url, token = await start_sandbox(args.concurrency, args.base, args.increment)
     try:
-        url = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
-        token = (await sandbox.stdout.readline()).decode().split(": ", 1)[1].strip()
         with tempfile.TemporaryDirectory() as tmp:
             config = session_config(Path(tmp), engine_command(args.engine), args.concurrency,
                                     max_move_s=args.max_move_s, first_move_s=args.max_move_s)
@@ -147,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == SERVE_FLAG:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(int(argv[1]), int(argv[2]), int(argv[3])))
+            asyncio.run(serve(int(argv[1]), int(argv[2]), int(argv[3]),
+                              *(float(value) for value in argv[4:5])))
         return 0
     parser = argparse.ArgumentParser(prog="python -m tools.bench_bot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -353,6 +353,7 @@ class EngineConfig:
     max_move_s: float | None = _key(None, _optional(_number(0, exclusive_min=True)))
     ponder: bool = _key(False, _boolean)
     spare: bool = _key(True, _boolean)
+    fork_host: bool = _key(True, _boolean)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The built-in engine (`python -m engine`, its own process) plays a whole game on the sandbox
-through the bot: warm-up, clock, kibitz lines and PGN, end to end."""
+"""The built-in engine plays a whole game on the sandbox through the bot: warm-up, clock, kibitz
+lines and PGN, end to end; its engines forked by the engine host, as the bot runs it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
-    BUILTIN,
     assert_legal,
     bot_games,
     make_config,
@@ -23,12 +22,13 @@ async def test_the_builtin_engine_plays_a_whole_game(tmp_path: Path) -> None:
     quiet_logs()
     config = make_config(tmp_path, max_move_s=0.1)
     config = dataclasses.replace(config, engine=dataclasses.replace(
-        config.engine, command=tuple(BUILTIN)))
+        config.engine, command=None, fork_host=True))
     async with SandboxServer(keepalive_s=0.5) as server:
         async with running_bot(server, config) as run:
             await server.start_opponent("rival", seed=11,
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1, 30)
+            assert (tmp_path / "state" / "engine.sock").is_socket()  # the host listens
             record = await server.wait_for_game_end(game_id, 120)
         assert run.task.result() == 0
     assert_legal(record)

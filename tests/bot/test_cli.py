@@ -102,6 +102,20 @@ def test_check_config_prints_the_effective_configuration(
     assert effective == expected
 
 
+def test_check_config_says_what_the_games_take_and_warns_beyond_the_machine(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "small.yml"
+    config.write_text("challenge: {concurrency: 1}\nengine: {options: {Hash: 1}}\n")
+    assert cli.run(["check-config", "--config", str(config)]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "# memory: about " in out and " MB available" in out
+    assert "# warning:" not in out
+    # 65 engines of 4 GB tables: more than any machine running these tests has available
+    config.write_text("challenge: {concurrency: 64}\nengine: {options: {Hash: 4096}}\n")
+    assert cli.run(["check-config", "--config", str(config)]) == ExitCode.OK
+    assert "# warning: the configured games need about" in capsys.readouterr().out
+
+
 def test_check_config_without_a_token_still_validates(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.run(["check-config"]) == ExitCode.OK

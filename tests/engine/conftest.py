@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import chess
+import pytest
 
 from engine.board import Position
 from engine.constants import KING, PAWN, S_EG, S_KING, S_MG, S_NPM, S_PAWN_MAT, S_PHASE
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
+from tests.engine.uci_process import UciProcess
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -102,3 +105,12 @@ def random_boards(seed: int, games: int, chess960: bool, max_plies: int) -> list
             if board.is_insufficient_material() or board.halfmove_clock >= 100:
                 break
     return boards
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[UciProcess]:
+    """One real engine process, after its handshake, for all the tests of a module."""
+    process = UciProcess()
+    process.handshake()
+    yield process
+    assert process.close() == 0

@@ -194,11 +194,11 @@ def test_null_move() -> None:
 def test_repetition() -> None:
     pos = Position.startpos()
     for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
-        assert not is_repetition(pos.stack, pos.keys, pos.meta)
+        assert not is_repetition(pos.stack, pos.keys, pos.meta, 0)
         pos.push_uci(uci)
-    assert is_repetition(pos.stack, pos.keys, pos.meta)
+    assert is_repetition(pos.stack, pos.keys, pos.meta, 0)
     pos.push_uci("e2e4")  # a pawn move: nothing before it can repeat
-    assert not is_repetition(pos.stack, pos.keys, pos.meta)
+    assert not is_repetition(pos.stack, pos.keys, pos.meta, 0)
 
 
 def test_no_repetition_across_a_null_move() -> None:
@@ -208,7 +208,7 @@ def test_no_repetition_across_a_null_move() -> None:
     pos.push_uci("f3g1")
     make_null(*pos.arrays)
     assert pos.key == pos.keys[0]  # the start position again, but only through passes
-    assert not is_repetition(pos.stack, pos.keys, pos.meta)
+    assert not is_repetition(pos.stack, pos.keys, pos.meta, 0)
 
 
 def test_uci_text_castling_both_forms() -> None:
@@ -309,4 +309,4 @@ def test_long_game_history_is_compacted() -> None:
     assert pos.key == chess.polyglot.zobrist_hash(chess.Board(pos.fen()))
     for uci in shuffle:
         pos.push_uci(uci)
-    assert is_repetition(pos.stack, pos.keys, pos.meta)
+    assert is_repetition(pos.stack, pos.keys, pos.meta, 0)

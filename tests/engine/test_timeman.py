@@ -14,10 +14,19 @@ def test_infinite_and_fixed_depth_are_unlimited() -> None:
     assert not plan(GoLimits(nodes=10_000), False, 30).limited
 
 
-def test_movetime_is_spent_less_the_overhead() -> None:
+def test_movetime_is_spent_almost_whole() -> None:
     budget = plan(GoLimits(movetime_ms=1000), True, 50)
-    assert budget.hard_ms == budget.soft_ms == 950
-    assert plan(GoLimits(movetime_ms=10), True, 50).hard_ms == params.MIN_THINK_MS
+    assert budget.hard_ms == 950
+    assert budget.soft_ms is None  # no iteration is left unstarted to save time
+    # a short movetime keeps back only a tenth of itself, not the whole overhead
+    assert plan(GoLimits(movetime_ms=50), True, 30).hard_ms == 45
+    assert plan(GoLimits(movetime_ms=200), True, 30).hard_ms == 180
+
+
+def test_the_last_move_before_the_time_control_keeps_half_the_clock() -> None:
+    budget = plan(GoLimits(wtime_ms=10_000, btime_ms=10_000, movestogo=1), True, 30)
+    assert budget.hard_ms is not None
+    assert budget.hard_ms <= 0.5 * 10_000
 
 
 def test_uses_the_clock_of_the_side_to_move() -> None:

@@ -99,14 +99,18 @@ def test_malformed_and_unknown_input_is_reported_and_ignored(engine: UciProcess)
         got = engine.expect("readyok")
         errors = [text for text in got if text.startswith("info string error")]
         assert errors, f"no error reported for {line!r}"
-    # the position is still the one before the bad commands: black to move after 1.e4
-    engine.send("go depth 3 wibble 7 nodes abc")
+    # an unknown word is reported and skipped; a limit with a bad value refuses the search
+    engine.send("position startpos moves e2e4")
+    engine.send("go depth 3 wibble 7")
     lines = engine.expect("bestmove")
     assert any("wibble" in line for line in lines if line.startswith("info string error"))
-    assert any("abc" in line for line in lines if line.startswith("info string error"))
     board = chess.Board()
     board.push_uci("e2e4")
     assert chess.Move.from_uci(lines[-1].split()[1]) in board.legal_moves
+    engine.send("go depth 3 nodes abc")
+    lines = engine.expect("bestmove")
+    assert any("abc" in line for line in lines if line.startswith("info string error"))
+    assert lines[-1] == "bestmove 0000"
 
 
 def test_stop_ends_an_infinite_search_quickly(engine: UciProcess) -> None:

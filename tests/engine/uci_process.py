@@ -15,9 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class UciProcess:
-    def __init__(self) -> None:
+    def __init__(self, *args: str) -> None:
+        """``python -m engine`` with `args` (none: the UCI loop)."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engine"],
+            [sys.executable, "-m", "engine", *args],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
