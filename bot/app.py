@@ -21,7 +21,7 @@ from typing import Final
 
 from bot.challenges.blocklists import BlockLists
 from bot.challenges.matchmaking import Matchmaker
-from bot.challenges.opponents import OpponentBook
+from bot.challenges.opponents import OpponentBook, ratelimit_of
 from bot.challenges.policy import finer_verdict, judge, sort_queue
 from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
 from bot.features.wiring import FeatureError, Features
@@ -33,10 +33,12 @@ from bot.game.game import Game, Me
 from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics, ThinkingLoad
 from bot.lichess.client import (
+    BOT_DAY_KEY,
     AuthError,
     ClientTimings,
     Lichess,
     LichessError,
+    RateLimited,
     RequestError,
     StreamOpened,
     Unavailable,
@@ -71,6 +73,10 @@ ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge holds a slot until its gam
 MAX_QUEUE: Final = 50  # challenges waiting for a slot; more are declined "later"
 REMEMBERED_CHALLENGES: Final = 2000  # ids answered already (reconnects re-send them)
 QUEUE_TICK_S: Final = 5.0  # the challenge queue looks at expired accepts this often
+# lila sweeps a real-time challenge "offline" once unseen for 20 s, silently, and it can still
+# be accepted (modules/challenge/src/main/ChallengeApi.scala `sweep`): a game nobody plays.
+# A challenge queued longer than this is looked up before it is accepted.
+STALE_CHALLENGE_S: Final = 15.0
 LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 CRASH_RESIGN_TIMEOUT_S: Final = 10.0  # a crashed game's resign gets at most this
@@ -121,6 +127,7 @@ class Bot:
         self.games: dict[str, Game] = {}
         self.accepted: dict[str, float] = {}  # challenge id -> when we accepted it
         self.queue: deque[Challenge] = deque()
+        self.queued_at: dict[str, float] = {}  # challenge id -> when it was queued
         self.answered: OrderedDict[str, None] = OrderedDict()
         self.accepting = True
         self.stop_requested = asyncio.Event()
@@ -274,6 +281,7 @@ class Bot:
         if verdict.accept:
             log.info("challenge %s from %s: queued", cid, who)
             self.queue.append(challenge)
+            self.queued_at[cid] = time.monotonic()
             self._slot_freed.set()
             return
         log.info("challenge %s from %s: declining (%s: %s)", cid, who, verdict.reason, verdict.why)
@@ -293,6 +301,7 @@ class Bot:
             self.answered.popitem(last=False)
 
     def _forget_challenge(self, challenge_id: str, why: str) -> None:
+        self.queued_at.pop(challenge_id, None)
         before = len(self.queue)
         self.queue = deque(c for c in self.queue if c.id != challenge_id)
         if len(self.queue) != before:
@@ -321,6 +330,8 @@ class Bot:
                     break
                 self.queue.remove(challenge)
                 self._remember(challenge.id)
+                if not await self._still_open(challenge):
+                    continue
                 verdict = finer_verdict(challenge, self.config.challenge,
                                         self.book.situation(self.block_lists.names))
                 if verdict.reason is not None:  # the situation changed while it waited
@@ -333,14 +344,50 @@ class Bot:
                     await self.client.accept_challenge(challenge.id)
                 except (RequestError, Unavailable) as exc:
                     log.warning("accept %s: %s", challenge.id, exc)
-                    self.book.note_refusal(exc)  # our daily bot games may be used up
                     self.accepted.pop(challenge.id, None)
+                    self._on_accept_refused(challenge, exc)
                     continue
                 log.info("accepted challenge %s from %s", challenge.id,
                          challenge.challenger.name)
                 self.book.engage(challenge.id, challenge.challenger.id,
                                  bot=challenge.challenger.is_bot, started=False,
                                  realtime=holds_slot(challenge))
+
+    async def _still_open(self, challenge: Challenge) -> bool:
+        """A challenge queued for a while may have gone offline on lila with no event:
+        look it up first, and decline one whose challenger is gone (its game would be
+        aborted, and frequent aborts break Lichess's rules for bots)."""
+        queued_at = self.queued_at.pop(challenge.id, time.monotonic())
+        if not holds_slot(challenge) or time.monotonic() - queued_at < STALE_CHALLENGE_S:
+            return True
+        try:
+            status = await self.client.challenge_status(challenge.id)
+        except (RequestError, Unavailable, LichessError) as exc:
+            log.info("challenge %s: cannot look it up (%s); dropped", challenge.id, exc)
+            return False
+        if status == "created":
+            return True
+        log.info("challenge %s is %s after %.0f s in the queue: declining", challenge.id,
+                 status, time.monotonic() - queued_at)
+        if status == "offline":
+            await self._decline(challenge.id, DeclineReason.LATER)
+        return False
+
+    def _on_accept_refused(self, challenge: Challenge, exc: RequestError | Unavailable) -> None:
+        """lila's BotLimit (app/controllers/Challenge.scala `eitherBotLimitResponse`): 429
+        `bot.vsBot.day` is our own cap, so this and further bot challenges are declined
+        until it lifts; 400 with that key is the challenger's cap, so only this challenger
+        is turned away. Either way the challenge is answered, never left hanging."""
+        key, _seconds = ratelimit_of(exc.body)
+        if key != BOT_DAY_KEY:
+            return
+        self.book.note_refusal(exc)
+        why = ("our games against bots for today are used up" if isinstance(exc, RateLimited)
+               else f"{challenge.challenger.name} played its games against bots for today")
+        log.info("challenge %s: declining (%s)", challenge.id, why)
+        assert self._tg is not None
+        self._tg.create_task(self._decline(challenge.id, DeclineReason.LATER),
+                             name=f"decline {challenge.id}")
 
     # --- status and shutdown ---------------------------------------------------------------
 

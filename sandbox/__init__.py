@@ -21,6 +21,58 @@ Modules, one job each:
     timecontrol speeds, perfs and variants with lila's names and thresholds
     online      stand-ins for the opening explorer, cloud evaluation and tablebase
 
+Where it follows lila (github lichess-org/lila; a comment at each place cites the file),
+as a table of behaviour, lila source and test:
+
+- Our daily bot-game cap: 429 `bot.vsBot.day` on create and accept; the other bot's cap: 400
+  with the same key and "please wait until <date>".
+    lila: modules/bot/src/main/BotLimit.scala; app/controllers/Challenge.scala
+      (eitherBotLimitResponse)
+    test: tests/sandbox/test_challenges.py::test_challenge_credits_and_the_bot_game_cap;
+      tests/bot/test_lila_e2e.py::test_our_daily_bot_cap_declines_bots_and_still_serves_people,
+      ::test_the_challengers_daily_cap_turns_away_that_challenger_only
+- One overall limit per token on every request (180 a minute), a bare 429 (no `ratelimit`
+  object), HTML on demand; no per-move limit.
+    lila: app/controllers/PlayApi.scala (botMove has none: the limit is lichess.org's proxy)
+    test:
+      tests/sandbox/test_faults.py::test_every_request_of_a_token_counts_against_one_limit;
+      tests/bot/test_concurrency_e2e.py::test_requests_keep_under_the_servers_overall_limit
+- opponentGone: after 5 s offline, repeated every 5 s tick with a falling claimWinInSeconds
+  (whole seconds, truncated), then 0; `gone: false` only for a player who had become
+  claimable.
+    lila: modules/round/src/main/RoundAsyncActor.scala (Tick, showMillisToGone, setOnline)
+    test:
+      tests/sandbox/test_games.py::test_a_player_who_leaves_is_announced_until_claimable_then_claimed,
+      ::test_back_before_claimable_is_not_announced,
+      ::test_back_after_claimable_is_announced;
+      tests/bot/test_lila_e2e.py::test_a_refused_claim_is_not_repeated
+- Claim delay: 40 s, x3 classical, x2 rapid, /3 for a side down 4 points, at least 10 s.
+    lila: modules/round/src/main/RoundSocket.scala (povDisconnectTimeout)
+    test: none yet (the tests set the delay)
+- claim-victory: a no-op (OK) on one's own turn or in a finished game, 400 while the
+  opponent is not long gone, a draw if the claimer cannot mate; claim-draw likewise.
+    lila: modules/bot/src/main/BotPlayer.scala (claimVictory, claimDraw); modules/game
+      Pov.scala (mightClaimWin)
+    test: tests/sandbox/test_games.py (the leaving tests)
+- A real-time challenge unseen for 20 s goes "offline" silently and can still be accepted;
+  closing a keepAliveStream only stops its pings.
+    lila: modules/challenge/src/main/ChallengeApi.scala (sweep); ChallengeRepo.scala
+      (offline); ChallengeKeepAliveStream.scala
+    test:
+      tests/sandbox/test_challenges.py::test_realtime_challenges_go_offline_silently_unless_kept_alive,
+      ::test_closing_a_keep_alive_stream_lets_its_challenge_go_offline;
+      tests/bot/test_lila_e2e.py::test_a_challenge_gone_offline_while_queued_is_declined_not_accepted
+- An anonymous challenger is `"challenger": null` (the OpenAPI spec says an object); its
+  side of the game has no id or name.
+    lila: modules/challenge/src/main/JsonView.scala (c.challengerUser);
+      modules/bot/src/main/GameStateStream.scala
+    test: tests/sandbox/test_challenges.py::test_an_anonymous_challenger_is_null;
+      tests/bot/test_lila_e2e.py::test_an_anonymous_challenge_is_judged_like_any_other
+- Decline reason keys and their texts.
+    lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
+      translation/source/challenge.xml
+    test: tests/bot/test_challenge_rules_e2e.py (one case per rule)
+
 Endpoints: /api/account, /api/account/playing, /api/token/test, /api/bot/account/upgrade,
 /api/bot/online, /api/user/{username}, /api/users/status, /api/stream/event,
 /api/challenge (list, create, show, accept, decline, cancel), /api/{bot,board}/game/...

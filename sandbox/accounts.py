@@ -59,6 +59,9 @@ class Account:
     wins: int = 0
     losses: int = 0
     draws: int = 0
+    # A player who is not logged in (lila Challenger.Anonymous): shown as `null` challenger
+    # and as a player with no id or name. The sandbox still gives it a token to play with.
+    anonymous: bool = False
 
     @property
     def id(self) -> str:

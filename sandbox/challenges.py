@@ -178,7 +178,9 @@ class Challenge:
 
     @property
     def pending(self) -> bool:
-        return self.status == "created"
+        """lila Challenge.scala `active`: created, or offline (its challenger unseen for a
+        while), may still be accepted, declined or canceled."""
+        return self.status in ("created", "offline")
 
     @property
     def realtime(self) -> bool:
@@ -199,7 +201,10 @@ class Challenge:
             "id": self.id,
             "url": f"{base_url}/{self.id}",
             "status": self.status,
-            "challenger": self._user_json(self.challenger, online),
+            # lila challenge JsonView: `"challenger" -> c.challengerUser`, null when the
+            # challenger is anonymous (not logged in) or the challenge is open.
+            "challenger": (None if self.challenger.anonymous
+                           else self._user_json(self.challenger, online)),
             "destUser": self._user_json(self.dest, online),
             "variant": variant_json(request.variant),
             "rated": request.rated,

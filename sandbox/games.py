@@ -109,9 +109,20 @@ class GameSettings:
     """Server-wide settings a game needs."""
 
     first_move: FirstMoveTimers = field(default_factory=FirstMoveTimers)
-    claim_win_after_s: float = 10.0
+    # Offline this long, a player may be claimed against; None: lila's own delay by speed
+    # and material (modules/round/src/main/RoundSocket.scala `povDisconnectTimeout`).
+    claim_win_after_s: float | None = None
     legacy_castling: bool = False
     now: Callable[[], float] = time.monotonic
+
+
+DISCONNECT_TIMEOUT_S = 40.0  # lila RoundSocket.disconnectTimeout
+RAGEQUIT_TIMEOUT_S = 10.0  # lila RoundSocket.ragequitTimeout
+PIECE_POINTS = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
+
+
+def material(board: chess.Board, color: chess.Color) -> int:
+    return sum(points * len(board.pieces(piece, color)) for piece, points in PIECE_POINTS.items())
 
 
 def color_name(color: chess.Color) -> str:
@@ -475,25 +486,52 @@ class Game:
     def has_moved(self, color: chess.Color) -> bool:
         return self.plies >= (1 if color == self.first_mover else 2)
 
-    def opponent_claimable(self, color: chess.Color) -> bool:
-        """Whether `color` may claim the game because the opponent has left."""
-        gone_s = self.gone_since_s.get(not color)
-        return ("noClaimWin" not in self.rules and gone_s is not None
-                and self.settings.now() - gone_s >= self.settings.claim_win_after_s)
+    def disconnect_timeout_s(self, color: chess.Color) -> float:
+        """How long `color` may be offline before the opponent may claim the game.
+
+        lila modules/round/src/main/RoundSocket.scala `povDisconnectTimeout`: 40 s, times 3
+        in classical and 2 in rapid, divided by 3 for a side down 4 points of material
+        (not in antichess, crazyhouse, horde); at least `ragequitTimeout`, 10 s."""
+        if self.settings.claim_win_after_s is not None:
+            return self.settings.claim_win_after_s
+        speed = self.time_control.speed
+        timeout_s = DISCONNECT_TIMEOUT_S * {"classical": 3, "rapid": 2}.get(speed, 1)
+        if self.variant not in ("antichess", "crazyhouse", "horde"):
+            imbalance = material(self.board, chess.WHITE) - material(self.board, chess.BLACK)
+            if (color == chess.WHITE and imbalance <= -4) or \
+                    (color == chess.BLACK and imbalance >= 4):
+                timeout_s /= 3
+        return max(timeout_s, RAGEQUIT_TIMEOUT_S)
+
+    def long_gone(self, color: chess.Color) -> bool:
+        """lila RoundAsyncActor.scala `isLongGone`: offline past its disconnect timeout."""
+        since = self.gone_since_s.get(color)
+        return since is not None and \
+            self.settings.now() - since >= self.disconnect_timeout_s(color)
 
     def claim_victory(self, account: Account) -> None:
+        """lila modules/bot/src/main/BotPlayer.scala `claimVictory`: `pov.mightClaimWin.so`,
+        so on our own turn, in a finished game or one without a clock nothing happens (and
+        the reply is OK); on the opponent's turn the claim wins if the opponent is long gone
+        (RoundAsyncActor `ResignForce`: a draw if we cannot mate), else it is refused."""
         color = self.require_player(account)
-        if not self.playing:
+        if not self.playing or self.clock is None or self.turn == color \
+                or "noClaimWin" in self.rules:
+            return
+        if not self.long_gone(not color):
             raise ApiError(400, "You cannot claim the win on this game")
-        if self.opponent_claimable(color):
-            self._finish("timeout", color)
+        winner = None if self.board.has_insufficient_material(color) else color
+        self._finish("timeout", winner)
 
     def claim_draw(self, account: Account) -> None:
+        """lila BotPlayer.scala `claimDraw`: `pov.game.drawable.so`, then `DrawForce`: a draw
+        if the opponent is long gone, else refused. Nothing happens in a finished game."""
         color = self.require_player(account)
         if not self.playing:
+            return
+        if self.clock is None or not self.long_gone(not color):
             raise ApiError(400, "You cannot claim draw on this game")
-        if self.opponent_claimable(color):
-            self._finish("draw", None)
+        self._finish("draw", None)
 
     # --- chat ----------------------------------------------------------------------------
 

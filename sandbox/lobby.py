@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import chess
 
@@ -48,7 +50,10 @@ class LobbySettings:
 
     keepalive_s: float = 6.0
     challenge_expiry_s: float = 20.0  # real-time challenges without keepAliveStream
-    gone_after_s: float = 1.0  # a player whose game stream closed counts as gone after this
+    # lila RoundAsyncActor.scala `showMillisToGone`: a player offline this long is shown
+    # gone to the opponent; RoundSocket.tickSeconds: how often that is repeated.
+    gone_after_s: float = 5.0
+    gone_tick_s: float = 5.0
     game: GameSettings = field(default_factory=GameSettings)
     limits: RateLimits = field(default_factory=RateLimits)
     quirks: Quirks = field(default_factory=Quirks)
@@ -84,7 +89,7 @@ class Lobby:
             raise ApiError(400, "Rules not applicable for bots")
         if (challenger.bot or dest.bot) and request.time_control.speed == "ultraBullet":
             raise ApiError(400, "Bots cannot play UltraBullet. Choose a slower time control.")
-        self._check_bot_day(challenger, dest, accepting=False)
+        self._check_bot_day(challenger, dest)
         limits = self.settings.limits
         cost = limits.challenge_cost_bot if dest.bot else limits.challenge_cost_human
         for window in (self.limiters.challenge_minute, self.limiters.challenge_day):
@@ -105,12 +110,23 @@ class Lobby:
         event = self.challenge_event(challenge)
         self.hub.send_event(challenge.dest.id, event)
         self.hub.send_event(challenge.challenger.id, event)
-        if challenge.realtime and not request.keep_alive_stream:
-            self._arm(challenge.id, self.settings.challenge_expiry_s,
-                      lambda: self.expire_challenge(challenge.id))
+        if not request.keep_alive_stream:
+            self.unseen(challenge)
         return challenge
 
-    def _check_bot_day(self, me: Account, other: Account, accepting: bool) -> None:
+    def unseen(self, challenge: Challenge) -> None:
+        """Nobody keeps this challenge alive: a real-time one goes offline after a while."""
+        if challenge.realtime and challenge.pending:
+            self._arm(challenge.id, self.settings.challenge_expiry_s,
+                      lambda: self.expire_challenge(challenge.id))
+
+    def _check_bot_day(self, me: Account, other: Account) -> None:
+        """The daily cap on games between bots, on creating and on accepting a challenge.
+
+        lila modules/bot/src/main/BotLimit.scala `challengeLimitError`, answered by
+        app/controllers/Challenge.scala `eitherBotLimitResponse`: our own cap is `Limited`,
+        a 429 (`JsonLimited`); the other bot's cap is `OpponentLimit`, a 400 whose body has
+        the same `ratelimit` key and the seconds until it lifts."""
         if not (me.bot and other.bot):
             return
         window = self.limiters.bot_games
@@ -120,13 +136,14 @@ class Lobby:
             raise RateLimited(
                 f"You played {per_day} games against other bots today, "
                 "please wait before challenging another bot.",
-                BOT_DAY_KEY, mine, status=400 if accepting else 429)
+                BOT_DAY_KEY, mine, status=429)
         theirs = window.wait_s(other.id)
         if theirs > 0:
+            until = datetime.fromtimestamp(time.time() + theirs, UTC)
             raise RateLimited(
                 f"{other.username} played {per_day} games against other bots today, "
-                "please wait before challenging them.",
-                BOT_DAY_KEY, theirs, status=400)
+                f"please wait until {until.isoformat(timespec='milliseconds')} to challenge "
+                "them.", BOT_DAY_KEY, theirs, status=400)
 
     def offer_rematch(self, game: Game, account: Account) -> Challenge:
         """A player offers a rematch after a game: a challenge with the colours swapped."""
@@ -162,7 +179,7 @@ class Lobby:
             raise not_found("Challenge not found")
         if not challenge.pending:
             raise ApiError(400, f"This challenge is {challenge.status}")
-        self._check_bot_day(account, challenge.challenger, accepting=True)
+        self._check_bot_day(account, challenge.challenger)
         challenge.status = "accepted"
         self._disarm(challenge.id)
         challenger_white = challenge.final_color == "white"
@@ -205,9 +222,14 @@ class Lobby:
         self._withdraw(challenge)
 
     def expire_challenge(self, challenge_id: str) -> None:
+        """A real-time challenge its challenger has not been seen on for a while goes
+        "offline", silently (no event to anyone) and can still be accepted: lila
+        modules/challenge/src/main/ChallengeApi.scala `sweep` (`realTimeUnseenSince` 20 s,
+        then `offline`, which only updates the status, ChallengeRepo.scala)."""
         challenge = self.challenges.get(challenge_id)
-        if challenge is not None and challenge.pending:
-            self._withdraw(challenge)
+        if challenge is not None and challenge.status == "created":
+            challenge.status = "offline"
+            log.info("challenge %s offline (its challenger has not been seen)", challenge.id)
 
     def _withdraw(self, challenge: Challenge) -> None:
         self._close(challenge, "canceled", "challengeCanceled")
@@ -299,8 +321,7 @@ class Lobby:
         for color in (chess.WHITE, chess.BLACK):
             self.hub.send_event(game.players[color].id, {
                 "type": "gameFinish", "game": game_event_info_json(game, color)})
-        for key in [k for k in self._timers if k.startswith(f"gone:{game.id}:")]:
-            self._disarm(key)
+        self._disarm(f"gone:{game.id}")
         for game_id, future in list(self.finished_waiters):
             if game_id == game.id and not future.done():
                 future.set_result(game)
@@ -335,27 +356,51 @@ class Lobby:
     # --- presence ------------------------------------------------------------------------
 
     def game_stream_opened(self, game: Game, color: chess.Color) -> None:
-        self._disarm(f"gone:{game.id}:{int(color)}")
-        if game.gone_since_s.pop(color, None) is not None:
+        """lila RoundAsyncActor.scala `setOnline`: `gone: false` only for a player who had
+        become claimable (`isLongGone`); one who comes back sooner is not announced."""
+        if game.long_gone(color):
             self._tell_opponent(game, color, {"type": "opponentGone", "gone": False})
+        game.gone_since_s.pop(color, None)
 
     def game_stream_closed(self, game: Game, color: chess.Color) -> None:
         account = game.players[color]
         # Only real-time games know absent players (no claims in correspondence).
         if not game.playing or game.clock is None or self.hub.watching(game.id, account.id):
             return
-        self._arm(f"gone:{game.id}:{int(color)}", self.settings.gone_after_s,
-                  lambda: self._mark_gone(game, color))
+        game.gone_since_s.setdefault(color, game.settings.now())
+        if f"gone:{game.id}" not in self._timers:
+            self._arm(f"gone:{game.id}", self.settings.gone_after_s,
+                      lambda: self._gone_tick(game))
 
-    def _mark_gone(self, game: Game, color: chess.Color) -> None:
-        if not game.playing or self.hub.watching(game.id, game.players[color].id):
+    def _gone_tick(self, game: Game) -> None:
+        """lila RoundAsyncActor.scala `Tick`, every RoundSocket.tickSeconds: once both players
+        have moved, a player offline (while the other is online) for more than
+        `gone_after_s` is announced with the seconds left before the win may be claimed
+        (only while their clock outlasts that by 3 s), and with 0 once it may, repeated on
+        every tick."""
+        if not game.playing:
             return
-        game.gone_since_s[color] = game.settings.now()
-        claim_s = game.settings.claim_win_after_s
-        self._tell_opponent(game, color, {"type": "opponentGone", "gone": True,
-                                          "claimWinInSeconds": round(claim_s)})
-        self._arm(f"gone:{game.id}:{int(color)}", claim_s, lambda: self._tell_opponent(
-            game, color, {"type": "opponentGone", "gone": True, "claimWinInSeconds": 0}))
+        for color in (chess.WHITE, chess.BLACK):
+            since = game.gone_since_s.get(color)
+            other = game.players[not color]
+            if since is None or not self.hub.watching(game.id, other.id) \
+                    or not (game.has_moved(chess.WHITE) and game.has_moved(chess.BLACK)):
+                continue
+            offline_s = game.settings.now() - since
+            if offline_s < self.settings.gone_after_s:
+                continue
+            left_s = game.disconnect_timeout_s(color) - offline_s
+            if left_s <= 0:
+                self._tell_opponent(game, color, {"type": "opponentGone", "gone": True,
+                                                  "claimWinInSeconds": 0})
+            elif game.remaining_ms(color) > left_s * 1000 + 3000:
+                # Whole seconds, truncated as lila does (`millis / 1000`): 0 may come
+                # up to a second before the claim is allowed.
+                self._tell_opponent(game, color, {"type": "opponentGone", "gone": True,
+                                                  "claimWinInSeconds": int(left_s)})
+        if game.gone_since_s:
+            self._arm(f"gone:{game.id}", self.settings.gone_tick_s,
+                      lambda: self._gone_tick(game))
 
     def _tell_opponent(self, game: Game, gone: chess.Color, event: Event) -> None:
         opponent_id = game.players[not gone].id

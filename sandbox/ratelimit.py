@@ -43,7 +43,11 @@ class RateLimits:
     challenge_cost_bot: int = 1
     challenge_cost_human: int = 5
     bot_games_per_day: int = 100
-    moves_per_minute: int = 180
+    # Every request of one token, together. lila's own source has no per-request limit on
+    # bot moves (app/controllers/PlayApi.scala `botMove`); lichess.org answers a token
+    # past about 180 requests a minute from its proxy, with a 429 that carries no
+    # `ratelimit` object, often as an HTML page.
+    requests_per_minute: int = 180
     html_bodies: bool = False  # answer 429 with an HTML page, as lichess sometimes does
 
 
@@ -115,4 +119,4 @@ class Limiters:
         self.challenge_minute = SlidingWindow(limits.challenge_credits_per_minute, MINUTE_S, now)
         self.challenge_day = SlidingWindow(limits.challenge_credits_per_day, DAY_S, now)
         self.bot_games = SlidingWindow(limits.bot_games_per_day, DAY_S, now)
-        self.moves = SlidingWindow(limits.moves_per_minute, MINUTE_S, now)
+        self.requests = SlidingWindow(limits.requests_per_minute, MINUTE_S, now)

@@ -22,7 +22,7 @@ from sandbox.errors import ApiError, RateLimited, form_error, json_response, ok
 from sandbox.faults import FaultPlan, RateLimitedFault, apply
 from sandbox.games import Game
 from sandbox.lobby import Lobby
-from sandbox.ratelimit import ACCOUNT_LIMIT, EVENT_STREAM_LIMIT, too_many
+from sandbox.ratelimit import ACCOUNT_LIMIT, EVENT_STREAM_LIMIT, GENERIC_LIMIT, too_many
 from sandbox.views import playing_entry_json, user_extended_json, user_json
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,12 @@ class Api:
                      token_owner: str | None) -> web.StreamResponse:
         html = self.lobby.settings.limits.html_bodies
         try:
+            if token_owner is not None:
+                # The overall per-token limit (see RateLimits.requests_per_minute): a bare
+                # 429 with no `ratelimit` object, as the proxy in front of lila answers.
+                wait_s = self.lobby.limiters.requests.consume(token_owner.lower())
+                if wait_s:
+                    return too_many(GENERIC_LIMIT, None, wait_s, html=html)
             fired = self.faults.take(request.method, request.path, token_owner)
             if fired:
                 injected = await apply(fired)
@@ -277,8 +283,9 @@ class Api:
 
         def closed() -> None:
             hub.other_streams.remove(subscriber)
-            # Closing the keep-alive stream withdraws a challenge nobody answered.
-            self.lobby.expire_challenge(challenge.id)
+            # Closing the stream only stops its pings (lila ChallengeKeepAliveStream.scala):
+            # the challenge goes offline once unseen for a while, like any other.
+            self.lobby.unseen(challenge)
 
         return await streams.serve(request, subscriber, self.lobby.settings.keepalive_s,
                                    first=[body], on_close=closed)
@@ -330,12 +337,9 @@ class Api:
             lobby.hub.close_game_stream(subscriber)
             lobby.game_stream_closed(game, color)
 
+        # A client that reconnects after the opponent left learns it on the next tick:
+        # lila repeats opponentGone every few seconds (RoundAsyncActor.scala `Tick`).
         first = [lobby.full(game)]
-        # A client that reconnects after the opponent left learns it again.
-        if game.gone_since_s.get(not color) is not None:
-            first.append({"type": "opponentGone", "gone": True, "claimWinInSeconds": max(
-                0, round(game.settings.claim_win_after_s
-                         - (game.settings.now() - game.gone_since_s[not color])))})
         return await streams.serve(request, subscriber, lobby.settings.keepalive_s,
                                    first=first, on_close=closed)
 
@@ -345,9 +349,6 @@ class Api:
 
     async def move(self, request: web.Request) -> web.StreamResponse:
         account, game, _ = self._my_game(request)
-        wait_s = self.lobby.limiters.moves.consume(account.id)
-        if wait_s:
-            raise RateLimited("Too many requests. Try again later.", "api.bot.move", wait_s)
         raw_offer = request.query.get("offeringDraw")
         offering = None if raw_offer is None else parse_bool(request.query, "offeringDraw")
         game.move(account, request.match_info["move"], offering)

@@ -26,7 +26,8 @@ SandboxServer, by task:
                 parse_fault("...")) takes the command-line form (see faults.py).
     online      online (OnlineFixtures): the answers of the stand-in opening explorer
                 (/lichess), cloud eval (/api/cloud-eval) and tablebase (/standard).
-Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, claim_win_after_s,
+Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, gone_tick_s,
+claim_win_after_s (None: lila's delay by speed),
 first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks).
 """
 
@@ -108,8 +109,9 @@ class SandboxServer:
         keepalive_s: float = 6.0,
         *,
         challenge_expiry_s: float = 20.0,
-        gone_after_s: float = 1.0,
-        claim_win_after_s: float = 10.0,
+        gone_after_s: float = 5.0,
+        gone_tick_s: float = 5.0,
+        claim_win_after_s: float | None = None,
         first_move: FirstMoveTimers | None = None,
         limits: RateLimits | None = None,
         legacy_castling: bool = False,
@@ -119,6 +121,7 @@ class SandboxServer:
             keepalive_s=keepalive_s,
             challenge_expiry_s=challenge_expiry_s,
             gone_after_s=gone_after_s,
+            gone_tick_s=gone_tick_s,
             game=GameSettings(first_move=first_move or FirstMoveTimers(),
                               claim_win_after_s=claim_win_after_s,
                               legacy_castling=legacy_castling),
@@ -182,6 +185,13 @@ class SandboxServer:
                     token: str | None = None) -> str:
         """Create an account and return its bearer token."""
         return self.lobby.accounts.add(username, bot=bot, scopes=scopes, token=token).token
+
+    def add_anonymous(self, handle: str) -> str:
+        """A player who is not logged in (challenges show `"challenger": null`); `handle`
+        names it in the sandbox only. Its token lets a test play its side."""
+        account = self.lobby.accounts.add(handle, bot=False)
+        account.anonymous = True
+        return account.token
 
     def account(self, username: str) -> Account:
         account = self.lobby.accounts.by_name(username)

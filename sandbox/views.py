@@ -56,6 +56,8 @@ def user_extended_json(account: Account, base_url: str, playing: int) -> dict[st
 def game_player_json(game: Game, color: chess.Color) -> dict[str, Any]:
     """schemas/GameEventPlayer.yaml: one side of a gameFull."""
     account = game.players[color]
+    if account.anonymous:
+        return {}  # lila GameStateStream `playerJson`: no user, no id, name or rating
     body: dict[str, Any] = {
         "id": account.id,
         "name": account.username,
@@ -137,8 +139,9 @@ def game_event_info_json(game: Game, color: chess.Color) -> dict[str, Any]:
         "perf": game.perf,
         "rated": game.rated,
         "hasMoved": game.has_moved(color),
-        "opponent": {"id": opponent.id, "username": opponent.username,
-                     "rating": game.ratings_before[not color]},
+        "opponent": ({"id": None, "username": "Anonymous"} if opponent.anonymous else
+                     {"id": opponent.id, "username": opponent.username,
+                      "rating": game.ratings_before[not color]}),
         "isMyTurn": game.playing and game.turn == color,
         "secondsLeft": seconds_left(game, color),
         "rating": game.ratings_before[color],

@@ -85,7 +85,7 @@ async def serve(opponents: int, minutes_s: int, increment_s: int,
     from sandbox.ratelimit import RateLimits
     from sandbox.server import SandboxServer
 
-    server = SandboxServer(keepalive_s=2.0, limits=RateLimits(moves_per_minute=100_000))
+    server = SandboxServer(keepalive_s=2.0, limits=RateLimits(requests_per_minute=100_000))
     url = await server.start("127.0.0.1", 0)
     token = server.add_account(BOT, bot=True)
     shares = quotas(games, opponents) if games is not None else [None] * opponents
@@ -108,6 +108,21 @@ def engine_command(choice: str) -> tuple[str, ...]:
     if choice == "stockfish":
         return (shutil.which("stockfish") or "/usr/games/stockfish",)
     return tuple(shlex.split(choice))
+
+
+def session_config(tmp: Path, command: tuple[str, ...], concurrency: int,
+                   **engine: float | None) -> Config:
+    """A bot configuration for a measured session: files in `tmp`, no PGN, no game logs."""
+    base = Config()
+    return dataclasses.replace(
+        base,
+        state_dir=tmp / "state",
+        engine=dataclasses.replace(base.engine, command=command, options={"Hash": 16},
+                                   **engine),  # type: ignore[arg-type]
+        challenge=dataclasses.replace(base.challenge, concurrency=concurrency),
+        pgn=dataclasses.replace(base.pgn, enabled=False),
+        log=dataclasses.replace(base.log, status_interval_s=0, game_log=False),
+    )
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -134,17 +149,8 @@ async def bench(args: argparse.Namespace) -> int:
                                               args.increment, games=args.games)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            base = Config()
-            config = dataclasses.replace(
-                base,
-                state_dir=Path(tmp) / "state",
-                engine=dataclasses.replace(
-                    base.engine, command=engine_command(args.engine), options={"Hash": 16},
-                    max_move_s=args.max_move_s, first_move_s=args.max_move_s),
-                challenge=dataclasses.replace(base.challenge, concurrency=args.concurrency),
-                pgn=dataclasses.replace(base.pgn, enabled=False),
-                log=dataclasses.replace(base.log, status_interval_s=0, game_log=False),
-            )
+            config = session_config(Path(tmp), engine_command(args.engine), args.concurrency,
+                                    max_move_s=args.max_move_s, first_move_s=args.max_move_s)
             metrics = Metrics()
             memory = MemoryTrace()
             stop = asyncio.Event()
@@ -166,7 +172,8 @@ async def bench(args: argparse.Namespace) -> int:
                 watcher = tg.create_task(stop_after_games())
                 code = await run_bot(
                     config, url=url, token=token, stop=stop, handle_signals=True,
-                    metrics=metrics, timings=ClientTimings(moves_per_minute=100_000),
+                    metrics=metrics,
+                    timings=ClientTimings(requests_per_minute=100_000, request_burst=1000),
                     on_ready=lambda _me: ready.set(),
                 )
                 watcher.cancel()

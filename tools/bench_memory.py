@@ -179,7 +179,9 @@ async def measure(games: int, args: argparse.Namespace) -> Sample:
             async with asyncio.TaskGroup() as tg:
                 sampler = tg.create_task(sample_then_stop())
                 await run_bot(config, url=url, token=token, stop=stop, handle_signals=True,
-                              metrics=metrics, timings=ClientTimings(moves_per_minute=100_000),
+                              metrics=metrics,
+                              timings=ClientTimings(requests_per_minute=100_000,
+                                                    request_burst=1000),
                               on_ready=lambda _me: ready.set())
                 sampler.cancel()
     finally:

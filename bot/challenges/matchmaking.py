@@ -29,9 +29,17 @@ from typing import Any, Final
 
 import aiohttp
 
-from bot.challenges.opponents import BOT_DAY_KEY, OpponentBook, ratelimit_of, ratings_from_account
+from bot.challenges.opponents import OpponentBook, ratelimit_of, ratings_from_account
 from bot.challenges.policy import perf_of
-from bot.lichess.client import AuthError, Lichess, LichessError, RequestError, Unavailable
+from bot.lichess.client import (
+    BOT_DAY_KEY,
+    AuthError,
+    Lichess,
+    LichessError,
+    RateLimited,
+    RequestError,
+    Unavailable,
+)
 from bot.lichess.events import GameInfo
 from bot.ops.config import Config, parse_time_control
 from bot.ops.statefile import load_state, number, save_state
@@ -365,7 +373,8 @@ class Matchmaker:
                          offer.name, exc.message, wait_s)
             return None
         except Unavailable as exc:
-            wait_s = max(self.client.blocked_for_s(CREATE_KIND), self.settings.backoff_s / 10)
+            wait_s = max(self.client.blocked_for_s(CREATE_KIND), self.settings.backoff_s / 10,
+                         exc.wait_s if isinstance(exc, RateLimited) else 0.0)
             key, _seconds = ratelimit_of(exc.body)
             why = "our bot games for today are used up" if key == BOT_DAY_KEY else str(exc)
             log.warning("matchmaking: cannot challenge (%s); pausing %.0f s", why, wait_s)

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from bot.challenges.policy import Situation
-from bot.lichess.client import AuthError, Lichess, LichessError
+from bot.lichess.client import BOT_DAY_KEY, AuthError, Lichess, LichessError, RateLimited
 from bot.ops.statefile import load_state, number, save_state
 
 log = logging.getLogger(__name__)
 
 STATE_FILE: Final = "opponents.json"
-BOT_DAY_KEY: Final = "bot.vsBot.day"  # Lichess's rate-limit key of the daily bot-game cap
 ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge with no game yet stops counting after this
 HISTORY_KEEP_S: Final = 7 * 86400.0  # games older than this are forgotten
 RATINGS_MIN_GAP_S: Final = 300.0  # /api/account allows 30 reads per 5 min: we take 1
@@ -103,8 +102,12 @@ class OpponentBook:
 
     def note_refusal(self, error: LichessError) -> None:
         """A refused accept or challenge: if Lichess says our bot games for the day are
-        used up, remember until when (other refusals are not about us)."""
-        key, seconds = ratelimit_of(getattr(error, "body", ""))
+        used up, remember until when. Only a 429 is about us: lila's BotLimit answers our
+        own cap with `JsonLimited` (429) and the opponent's with a 400 of the same key
+        (app/controllers/Challenge.scala `eitherBotLimitResponse`)."""
+        if not isinstance(error, RateLimited):
+            return
+        key, seconds = ratelimit_of(error.body)
         if key == BOT_DAY_KEY and seconds > 0:
             self.bots_capped_until = max(self.bots_capped_until, time.time() + seconds)
             log.info("our bot-vs-bot games for today are used up: bots declined for %.0f s",

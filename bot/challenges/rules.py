@@ -18,7 +18,24 @@ REFUSED_RULES = frozenset({"noAbort"})
 
 
 class DeclineReason(enum.StrEnum):
-    """The reason keys `POST /api/challenge/{id}/decline` takes (sent camelCase)."""
+    """The reason keys `POST /api/challenge/{id}/decline` takes (sent camelCase), with the
+    text lila shows the challenger (modules/challenge/src/main/Challenge.scala
+    `DeclineReason`, i18n `challenge.decline*`); each is used for that meaning only:
+
+    generic      "I'm not accepting challenges at the moment."
+    later        "This is not the right time for me, please ask again later."
+    tooFast      "This time control is too fast for me, please challenge again with a
+                 slower game."
+    tooSlow      "This time control is too slow for me, please challenge again with a
+                 faster game."
+    timeControl  "I'm not accepting challenges with this time control."
+    rated        "Please send me a rated challenge instead."
+    casual       "Please send me a casual challenge instead."
+    standard     "I'm not accepting variant challenges right now." (send standard chess)
+    variant      "I'm not willing to play this variant right now."
+    noBot        "I'm not accepting challenges from bots."
+    onlyBot      "I'm only accepting challenges from bots."
+    """
 
     GENERIC = "generic"
     LATER = "later"
@@ -109,8 +126,11 @@ def decide(challenge: Challenge, policy: ChallengeConfig,
     if not challenge.bot_compatible:
         return Verdict(DeclineReason.TIME_CONTROL, "Lichess says the Bot API cannot play it")
     if challenge.variant not in policy.variants:
-        if challenge.variant == "standard":
-            return Verdict(DeclineReason.STANDARD, "standard chess is not accepted")
+        if tuple(policy.variants) == ("standard",):
+            # lila's `standard`: "I'm not accepting variant challenges right now".
+            return Verdict(DeclineReason.STANDARD,
+                           f"variant {challenge.variant}: only standard chess is accepted")
+        # lila's `variant`: "I'm not willing to play this variant right now" (standard too).
         return Verdict(DeclineReason.VARIANT, f"variant {challenge.variant} is not accepted")
     if challenge.variant not in engine_variants:
         return Verdict(DeclineReason.VARIANT, f"the engine does not play {challenge.variant}")

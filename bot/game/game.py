@@ -32,7 +32,14 @@ from bot.game.mover import LastSearch, Mover
 from bot.game.position import Position, common_prefix
 from bot.game.talk import Talk
 from bot.game.watchdog import MAX_RESYNCS, Due, Watchdog
-from bot.lichess.client import AuthError, Lichess, RequestError, StreamOpened, attempt
+from bot.lichess.client import (
+    AuthError,
+    Lichess,
+    RequestError,
+    StreamOpened,
+    Unavailable,
+    attempt,
+)
 from bot.lichess.events import (
     ChatLine,
     EventError,
@@ -339,11 +346,11 @@ class Game:
     def _on_opponent_gone(self, event: OpponentGone) -> None:
         if event.gone:
             wait_s = event.claim_win_in_s if event.claim_win_in_s is not None else 0.0
-            log.info("opponent gone; victory claimable in %.0f s", wait_s)
-            self.watchdog.opponent_gone(time.monotonic(), wait_s)
+            log.log(logging.INFO if not self.watchdog.claims.pending else logging.DEBUG,
+                    "opponent gone; victory claimable in %.0f s", wait_s)
         else:
             log.info("opponent is back")
-            self.watchdog.opponent_gone(time.monotonic(), None)
+        self.watchdog.opponent_gone(event.gone, event.claim_win_in_s)
 
     # --- our move, played ------------------------------------------------------------------
 
@@ -402,9 +409,21 @@ class Game:
                     await attempt("abort", self.client.abort(self.id))
                 elif due is Due.CLAIM_VICTORY:
                     log.info("claiming victory: the opponent is gone")
-                    await attempt("claim victory", self.client.claim_victory(self.id))
+                    await self._claim_victory()
                 elif due is Due.RESYNC:
                     self._request_resync("our turn, but no move is on its way")
+
+    async def _claim_victory(self) -> None:
+        try:
+            await self.client.claim_victory(self.id)
+        except RequestError as exc:
+            log.warning("claim victory refused: %s; not claiming again in this game", exc)
+            self.watchdog.claims.sent(refused=True)
+        except Unavailable as exc:
+            log.warning("claim victory: %s", exc)
+            self.watchdog.claims.sent(refused=False)
+        else:
+            self.watchdog.claims.sent(refused=False)
 
     def _request_resync(self, why: str) -> None:
         self.metrics.resyncs += 1

@@ -21,7 +21,7 @@ from bot.game.hooks import ChatCommandHandler, GameContext
 from bot.game.metrics import Metrics
 from bot.game.mover import LastSearch
 from bot.game.position import Position
-from bot.lichess.client import Lichess, LichessError, attempt
+from bot.lichess.client import Lichess, LichessError, RequestError, Unavailable, attempt
 from bot.lichess.events import ChatLine, GameState
 from bot.ops.config import Config
 
@@ -100,6 +100,7 @@ class Talk:
             self.kibitz_on = True
         elif reply.action is CommandAction.PV_OFF:
             self.kibitz_on = False
+            self.client.forget_held_chat(self.game_id)
         self.spawn(self.send(ChatMessage(reply.room, reply.text)), "chat reply")
         return reply.action
 
@@ -112,7 +113,7 @@ class Talk:
         if not line:
             return
         for room in self.config.chat.kibitz_rooms:
-            self.spawn(self.send(ChatMessage(room, line)), "kibitz")
+            self.spawn(self.send(ChatMessage(room, line), droppable=True), "kibitz")
 
     def greet(self, context: GameContext, engine: str) -> None:
         for message in self._greetings(GamePhase.START, context, engine):
@@ -130,10 +131,16 @@ class Talk:
         return greetings(self.config.chat, phase, me=self.me, opponent=context.opponent.name,
                          engine=engine)
 
-    async def send(self, message: ChatMessage) -> None:
+    async def send(self, message: ChatMessage, *, droppable: bool = False) -> None:
+        """Post a line. A PV line (`droppable`) is held and merged with newer ones when the
+        request budget is tight; greetings and answers to people wait behind the moves."""
         text = chat.sanitize(message.text)
         if not text:
             return
-        self.metrics.chat_lines += 1
-        await attempt(f"chat to {message.room}",
-                      self.client.chat(self.game_id, message.room, text))
+        try:
+            sent = await self.client.chat(self.game_id, message.room, text, droppable=droppable)
+        except (RequestError, Unavailable) as exc:
+            log.warning("chat to %s: %s", message.room, exc)
+            return
+        if sent:  # a line held for later is not counted
+            self.metrics.chat_lines += 1

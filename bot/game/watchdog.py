@@ -11,11 +11,12 @@ from __future__ import annotations
 import enum
 from typing import Final
 
+from bot.game.claims import ClaimTimer
+
 MAX_RESYNCS: Final = 3  # stream reopens in a row before giving up
 STUCK_AFTER_FAILURE_S: Final = 2.0  # our turn, last move request failed: resync after this
 STUCK_AFTER_SENT_S: Final = 10.0  # our turn, move sent but never echoed: resync after this
 FINISH_GRACE_S: Final = 3.0  # gameFinish seen, stream still open: end the game after this
-CLAIM_RETRY_S: Final = 5.0  # retry claim-victory this often while the opponent stays gone
 
 
 class Due(enum.Enum):
@@ -28,13 +29,14 @@ class Due(enum.Enum):
 
 
 class Watchdog:
-    def __init__(self, *, abort_after_s: float, claim_victory: bool, now: float) -> None:
+    def __init__(self, *, abort_after_s: float, claim_victory: bool, now: float,
+                 claims: ClaimTimer | None = None) -> None:
         self.abort_after_s = abort_after_s
         self.claim_victory = claim_victory
+        self.claims = claims if claims is not None else ClaimTimer()
         self._turn_began = now
         self._move_failed = False
         self._resyncs = 0
-        self._claim_at: float | None = None
         self._finished_at: float | None = None
         self._abort_sent = False
         self._abort_extra_s = 0.0  # granted by the opponent's !wait
@@ -54,9 +56,9 @@ class Watchdog:
         if self._finished_at is None:
             self._finished_at = now
 
-    def opponent_gone(self, now: float, claim_in_s: float | None) -> None:
-        """The opponent left (victory claimable in `claim_in_s`), or came back (None)."""
-        self._claim_at = None if claim_in_s is None else now + claim_in_s
+    def opponent_gone(self, gone: bool, claim_in_s: float | None) -> None:
+        """An `opponentGone` event: lila's count to a claimable win, or the return."""
+        self.claims.on_gone(gone, claim_in_s)
 
     def grant_wait(self) -> None:
         """The opponent asked us to wait (!wait): one more abort period before aborting."""
@@ -82,8 +84,7 @@ class Watchdog:
                 and waited_s > self.abort_after_s + self._abort_extra_s:
             self._abort_sent = True
             due.append(Due.ABORT)
-        if self._claim_at is not None and now >= self._claim_at and self.claim_victory:
-            self._claim_at = now + CLAIM_RETRY_S
+        if self.claim_victory and self.claims.due(opponents_turn=not our_turn):
             due.append(Due.CLAIM_VICTORY)
         if our_turn and mover_idle:
             stuck_s = STUCK_AFTER_FAILURE_S if self._move_failed else STUCK_AFTER_SENT_S

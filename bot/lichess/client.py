@@ -4,10 +4,19 @@ Every Lichess path the bot uses is written here, behind a typed method.
 
 Error classes (decided in `classify`, for commands and streams alike):
 - 401/403: `AuthError`, fatal for the whole bot.
-- 429: that kind of request only (e.g. the moves of one game) pauses for at least
-  `rate_limit_pause_s`, then retries; other kinds keep going. The body may be HTML.
+- 429: that endpoint only (e.g. the moves of one game, or challenge accepts) pauses, then
+  retries; other endpoints keep going. The body may be HTML with no `ratelimit` object.
+  A move's 429 pauses `move_retry_s` (its clock is running), anything else at least
+  `rate_limit_pause_s`. A request never sleeps past its own deadline: a pause that would
+  outlast it raises `RateLimited` at once. A 429 keyed `bot.vsBot.day` is our daily cap on
+  games against bots, not a block of the endpoint: it is raised at once (people's
+  challenges are still accepted).
 - 5xx and network errors: retried with capped, jittered exponential backoff.
 - Other 4xx: `RequestError` with the server's message, never retried.
+
+Every request draws on one `RequestBudget` (Lichess allows a token about 180 requests a
+minute in all): moves first, other commands keep a reserve free for moves, and chat lines
+are sent only while the budget has room (`chat` answers False when it dropped the line).
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Final
@@ -30,6 +39,8 @@ import aiohttp
 
 log = logging.getLogger(__name__)
 
+BOT_DAY_KEY: Final = "bot.vsBot.day"  # lila's BotLimit key: our (429) or their (400) day cap
+COMMAND_AGING_S: Final = 2.0  # a command waiting this long for the budget goes as a move
 STREAM_OPENS_PER_WINDOW: Final = 25  # Lichess allows 30 event-stream opens per 10 min per token
 STREAM_OPEN_WINDOW_S: Final = 600.0
 COMMAND_DEADLINE_S: Final = 10.0  # a game or challenge command retries at most this long
@@ -86,6 +97,20 @@ class Unavailable(LichessError):
         self.body = body  # the last reply (a 429 may carry a `ratelimit` object)
 
 
+class RateLimited(Unavailable):
+    """A 429 the request cannot wait out before its deadline, or our daily cap on bot games
+    (`key` `bot.vsBot.day`); `wait_s` is how long the server (or our own pause) asks for."""
+
+    def __init__(self, message: str, body: str, key: str | None, wait_s: float) -> None:
+        super().__init__(message, body)
+        self.key = key
+        self.wait_s = wait_s
+
+
+class Dropped(LichessError):
+    """An optional request (a chat line) not sent: the request budget had no room for it."""
+
+
 @dataclass(frozen=True, slots=True)
 class ClientTimings:
     """Every tunable of the client, in seconds."""
@@ -96,36 +121,84 @@ class ClientTimings:
     backoff_base_s: float = 0.25  # first retry delay after a 5xx or network error
     backoff_cap_s: float = 15.0  # longest single retry delay
     retry_deadline_s: float = 60.0  # give up on a command after this long
-    moves_per_minute: float = 160.0  # all games together, below Lichess's 180 per minute
-    move_burst: int = 20  # moves that may go at once before the pace applies
+    move_retry_s: float = 1.0  # a move's 429: its clock runs, so try again this soon
+    requests_per_minute: float = 160.0  # every request together, below Lichess's ~180
+    request_burst: int = 20  # requests that may go at once before the pace applies
+    move_reserve: int = 4  # tokens other commands leave for moves
+    chat_reserve: int = 5  # tokens a PV line leaves (more than commands): else it is dropped
 
 
-class MovePacer:
-    """A token bucket shared by every game's moves, so many games at once never earn a 429
-    (which would pause a game's moves for a minute and lose it on time)."""
+class Priority(enum.IntEnum):
+    """Who goes first when the request budget is tight."""
 
-    def __init__(self, per_minute: float, burst: int) -> None:
+    MOVE = 0  # a game's clock is running
+    COMMAND = 1  # accept, decline, abort, resign, answers, reads
+    CHAT = 2  # optional (a PV line): dropped when the budget is tight
+
+
+class RequestBudget:
+    """One token bucket for every request of the token, so many games at once never earn a
+    429. Moves may take the last token; other commands leave `move_reserve` tokens; chat
+    leaves `chat_reserve` and never waits. `now` and `sleep` are injectable for tests."""
+
+    def __init__(
+        self, per_minute: float, burst: int, *, move_reserve: int = 0, chat_reserve: int = 0,
+        now: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
         self.rate_per_s = per_minute / 60.0
         self.capacity = float(max(1, burst))
+        self.reserve = {Priority.MOVE: 0.0,
+                        Priority.COMMAND: float(min(move_reserve, burst - 1)),
+                        Priority.CHAT: float(min(max(chat_reserve, move_reserve), burst - 1))}
+        self._now = now
+        self._sleep = sleep
         self._tokens = self.capacity
-        self._updated = time.monotonic()
+        self._updated = now()
+        self.spent: dict[Priority, int] = dict.fromkeys(Priority, 0)
+        self.dropped_chat = 0
+
+    @property
+    def tokens(self) -> float:
+        self._refill()
+        return self._tokens
 
     def _refill(self) -> None:
-        now = time.monotonic()
+        now = self._now()
         self._tokens = min(self.capacity, self._tokens + (now - self._updated) * self.rate_per_s)
         self._updated = now
 
-    async def take(self) -> float:
-        """Wait for a token; the seconds waited."""
-        waited_s = 0.0
+    def try_take(self, priority: Priority) -> bool:
+        """Take a token now if this priority may; never waits."""
         self._refill()
-        while self._tokens < 1.0:
-            wait_s = (1.0 - self._tokens) / self.rate_per_s
-            await asyncio.sleep(wait_s)
-            waited_s += wait_s
-            self._refill()
+        if self._tokens - self.reserve[priority] < 1.0:
+            return False
         self._tokens -= 1.0
-        return waited_s
+        self.spent[priority] += 1
+        return True
+
+    async def wait_room(self, priority: Priority) -> None:
+        """Wait until this priority could take a token (without taking it)."""
+        self._refill()
+        while self._tokens - self.reserve[priority] < 1.0:
+            await self._sleep((1.0 + self.reserve[priority] - self._tokens) / self.rate_per_s)
+            self._refill()
+
+    async def take(self, priority: Priority) -> float:
+        """Wait until this priority may take a token; the seconds waited. A command that has
+        waited `COMMAND_AGING_S` goes as a move would (aging), so a stream of moves never
+        starves a draw answer or an accept."""
+        waited_s = 0.0
+        while True:
+            if priority == Priority.COMMAND and waited_s >= COMMAND_AGING_S:
+                priority = Priority.MOVE
+            if self.try_take(priority):
+                return waited_s
+            wait_s = (1.0 + self.reserve[priority] - self._tokens) / self.rate_per_s
+            if priority == Priority.COMMAND:
+                wait_s = min(wait_s, COMMAND_AGING_S - waited_s)
+            await self._sleep(wait_s)
+            waited_s += wait_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +262,17 @@ def error_message(body: str) -> str:
     return json.dumps(data)[:200]
 
 
+def ratelimit_key(body: str) -> str | None:
+    """The `ratelimit.key` of a Lichess error body (lila's `Limited`), if it has one."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    limit = data.get("ratelimit") if isinstance(data, Mapping) else None
+    key = limit.get("key") if isinstance(limit, Mapping) else None
+    return key if isinstance(key, str) else None
+
+
 def rate_limit_wait_s(body: str, headers: Mapping[str, str], floor_s: float) -> float:
     """How long a 429 asks us to wait: the floor, or longer if the body or a header says so."""
     wait_s = floor_s
@@ -223,8 +307,13 @@ class Lichess:
         )
         self._token = token
         self._blocked_until: dict[str, float] = {}
-        self.move_pacer = MovePacer(self.timings.moves_per_minute, self.timings.move_burst)
+        self.budget = RequestBudget(
+            self.timings.requests_per_minute, self.timings.request_burst,
+            move_reserve=self.timings.move_reserve, chat_reserve=self.timings.chat_reserve)
         self._stream_opens: dict[str, deque[float]] = {}
+        # PV lines waiting for room in the budget, the newest per (game, room): merged.
+        self._pending_chat: dict[tuple[str, str], str] = {}
+        self._chat_flushers: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> Lichess:
         return self
@@ -233,9 +322,11 @@ class Lichess:
         await self.close()
 
     async def close(self) -> None:
+        for task in self._chat_flushers:
+            task.cancel()
         await self._session.close()
 
-    # --- rate-limit bookkeeping, per kind of request -------------------------------------------
+    # --- rate-limit bookkeeping, per endpoint ------------------------------------------------
 
     def blocked_for_s(self, kind: str) -> float:
         return max(0.0, self._blocked_until.get(kind, 0.0) - time.monotonic())
@@ -247,8 +338,13 @@ class Lichess:
         until = now + wait_s
         self._blocked_until[kind] = max(self._blocked_until.get(kind, 0.0), until)
 
-    async def _wait_unblocked(self, kind: str) -> None:
+    async def _wait_unblocked(self, kind: str, deadline: float | None = None) -> None:
+        """Wait out this endpoint's 429 pause, or raise `RateLimited` at once if the pause
+        outlasts the request's deadline (a request never sleeps past it)."""
         while (wait_s := self.blocked_for_s(kind)) > 0:
+            if deadline is not None and time.monotonic() + wait_s > deadline:
+                raise RateLimited(f"{kind} is rate limited for {wait_s:.0f} s more", "", None,
+                                  wait_s)
             log.info("%s is rate limited: waiting %.1f s", kind, wait_s)
             await asyncio.sleep(wait_s)
 
@@ -263,15 +359,27 @@ class Lichess:
         data: Mapping[str, str] | str | None = None,
         params: Mapping[str, str] | None = None,
         deadline_s: float | None = None,
+        priority: Priority = Priority.COMMAND,
     ) -> Any:
-        """Send one command, retrying what is worth retrying; the decoded JSON reply (or None)."""
+        """Send one command, retrying what is worth retrying; the decoded JSON reply (or None).
+
+        `kind` names the endpoint a 429 pauses (e.g. `move:<game>`, `challenge:accept`)."""
         loop_deadline = time.monotonic() + (
             self.timings.retry_deadline_s if deadline_s is None else deadline_s
         )
         timeout = aiohttp.ClientTimeout(total=self.timings.request_timeout_s)
         attempt = 0
         while True:
-            await self._wait_unblocked(kind)
+            if priority == Priority.CHAT:
+                if self.blocked_for_s(kind) > 0 or not self.budget.try_take(priority):
+                    raise Dropped(f"{method} {path}: no room in the request budget")
+                waited_s = 0.0
+            else:
+                await self._wait_unblocked(kind, loop_deadline)
+                waited_s = await self.budget.take(priority)
+            if waited_s >= 1.0:
+                log.info("%s %s held %.1f s to keep under the requests-per-minute limit",
+                         method, path, waited_s)
             problem: str
             try:
                 async with self._session.request(
@@ -293,13 +401,19 @@ class Lichess:
                 if reply is Reply.AUTH:
                     raise AuthError(status, error_message(body))
                 if reply is Reply.RATE_LIMITED:
-                    wait_s = rate_limit_wait_s(body, resp_headers, self.timings.rate_limit_pause_s)
-                    log.warning("429 on %s %s (%s): pausing %s for %.0f s",
+                    key = ratelimit_key(body)
+                    floor_s = (self.timings.move_retry_s if priority == Priority.MOVE
+                               else self.timings.rate_limit_pause_s)
+                    wait_s = rate_limit_wait_s(body, resp_headers, floor_s)
+                    if key == BOT_DAY_KEY:  # our day cap on bot games: not the endpoint's
+                        raise RateLimited(f"{method} {path}: {error_message(body)}", body, key,
+                                          wait_s)
+                    log.warning("429 on %s %s (%s): pausing %s for %.1f s",
                                 method, path, error_message(body), kind, wait_s)
                     self._block(kind, wait_s)
                     if time.monotonic() + wait_s > loop_deadline:
-                        raise Unavailable(f"{method} {path}: rate limited past its deadline",
-                                          body)
+                        raise RateLimited(f"{method} {path}: rate limited past its deadline",
+                                          body, key, wait_s)
                     continue
                 if reply is Reply.REFUSED:
                     raise RequestError(status, error_message(body), path, body)
@@ -337,6 +451,7 @@ class Lichess:
         """
         await self._wait_unblocked(kind)
         await self._limit_opens(kind)
+        await self.budget.take(Priority.MOVE)  # the streams carry the games: as urgent
         timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.timings.request_timeout_s,
@@ -430,13 +545,23 @@ class Lichess:
 
     async def accept_challenge(self, challenge_id: str) -> None:
         await self.request(
-            "POST", f"/api/challenge/{quote(challenge_id)}/accept", kind="challenge",
+            "POST", f"/api/challenge/{quote(challenge_id)}/accept", kind="challenge:accept",
             deadline_s=COMMAND_DEADLINE_S,
         )
 
+    async def challenge_status(self, challenge_id: str) -> str:
+        """The challenge's status by `GET /api/challenge/{id}/show` ("created", "offline",
+        "canceled", "declined", "accepted")."""
+        data = await self.request("GET", f"/api/challenge/{quote(challenge_id)}/show",
+                                  kind="challenge:show", deadline_s=COMMAND_DEADLINE_S)
+        status = data.get("status") if isinstance(data, Mapping) else None
+        if not isinstance(status, str):
+            raise LichessError(f"/api/challenge/{challenge_id}/show has no status")
+        return status
+
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(
-            "POST", f"/api/challenge/{quote(challenge_id)}/decline", kind="challenge",
+            "POST", f"/api/challenge/{quote(challenge_id)}/decline", kind="challenge:decline",
             data={"reason": reason}, deadline_s=COMMAND_DEADLINE_S,
         )
 
@@ -452,7 +577,7 @@ class Lichess:
 
     async def cancel_challenge(self, challenge_id: str) -> None:
         await self.request("POST", f"/api/challenge/{quote(challenge_id)}/cancel",
-                           kind="challenge", deadline_s=COMMAND_DEADLINE_S)
+                           kind="challenge:cancel", deadline_s=COMMAND_DEADLINE_S)
 
     async def online_bots(self, count: int) -> list[dict[str, Any]]:
         """Up to `count` bots online now (User objects with an `id`), read from one stream."""
@@ -477,21 +602,58 @@ class Lichess:
         deadline_s: float | None = None,
     ) -> None:
         params = {"offeringDraw": "true"} if offering_draw else None
-        waited_s = await self.move_pacer.take()
-        if waited_s > 0:
-            log.log(logging.INFO if waited_s >= 1.0 else logging.DEBUG,
-                    "game %s: move held %.2f s to keep under the moves-per-minute limit",
-                    game_id, waited_s)
         await self.request(
             "POST", self._game_path(game_id, f"move/{quote(uci)}"), kind=f"move:{game_id}",
-            params=params, deadline_s=deadline_s,
+            params=params, deadline_s=deadline_s, priority=Priority.MOVE,
         )
 
-    async def chat(self, game_id: str, room: str, text: str) -> None:
-        await self.request(
-            "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
-            data={"room": room, "text": text}, deadline_s=COMMAND_DEADLINE_S,
-        )
+    async def chat(self, game_id: str, room: str, text: str, *, droppable: bool = False) -> bool:
+        """Send a chat line; False if it was not sent now. A `droppable` line (the PV after a
+        move) is sent at once only if the request budget has room for it; else it is held,
+        replaced by a newer line of the same room, and sent when there is room. Any other
+        line waits its turn behind the moves, like a command."""
+        try:
+            await self.request(
+                "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
+                data={"room": room, "text": text}, deadline_s=COMMAND_DEADLINE_S,
+                priority=Priority.CHAT if droppable else Priority.COMMAND,
+            )
+        except Dropped:
+            # Kept as the newest line for this room, sent once the budget has room; a newer
+            # line replaces it (merged), so a PV never waits behind an older one.
+            key = (game_id, room)
+            if key in self._pending_chat:
+                self.budget.dropped_chat += 1
+            else:
+                task = asyncio.get_running_loop().create_task(self._flush_chat(key))
+                self._chat_flushers.add(task)
+                task.add_done_callback(self._chat_flushers.discard)
+            self._pending_chat[key] = text
+            log.debug("game %s: chat line held, the request budget is tight", game_id)
+            return False
+        return True
+
+    def forget_held_chat(self, game_id: str) -> None:
+        """Drop the PV lines held for a game (its PV was switched off, or it ended)."""
+        for key in [k for k in self._pending_chat if k[0] == game_id]:
+            del self._pending_chat[key]
+
+    async def _flush_chat(self, key: tuple[str, str]) -> None:
+        """Send the newest held PV line of one room once the budget has room for it."""
+        game_id, room = key
+        while key in self._pending_chat:
+            await self.budget.wait_room(Priority.CHAT)
+            text = self._pending_chat.pop(key)
+            try:
+                await self.request(
+                    "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
+                    data={"room": room, "text": text}, deadline_s=COMMAND_DEADLINE_S,
+                    priority=Priority.CHAT)
+            except Dropped:
+                self._pending_chat.setdefault(key, text)
+                await asyncio.sleep(1.0 / self.budget.rate_per_s)
+            except LichessError as exc:
+                log.info("game %s: held chat line not sent: %s", game_id, exc)
 
     async def abort(self, game_id: str) -> None:
         await self.request("POST", self._game_path(game_id, "abort"), kind=f"game:{game_id}",

@@ -167,6 +167,14 @@ class ChallengeUser:
     def is_bot(self) -> bool:
         return self.title == "BOT"
 
+    @property
+    def anonymous(self) -> bool:
+        """A player who is not logged in (lila sends `"challenger": null`)."""
+        return not self.id
+
+
+ANONYMOUS: Final = ChallengeUser("", "Anonymous", None, None)
+
 
 @dataclass(frozen=True, slots=True)
 class TimeControl:
@@ -273,7 +281,9 @@ def parse_challenge(raw: Mapping[str, Any], compat: Mapping[str, Any] | None = N
         raise EventError("field 'rules' must be a list of strings")
     return Challenge(
         id=_str(raw, "id"),
-        challenger=_challenge_user(_obj(raw, "challenger")),
+        # null for an anonymous challenger (lila challenge JsonView `c.challengerUser`)
+        challenger=(ANONYMOUS if raw.get("challenger") is None
+                    else _challenge_user(_obj(raw, "challenger"))),
         dest=_challenge_user(dest) if isinstance(dest, Mapping) else None,
         variant=_str(_obj(raw, "variant"), "key"),
         speed=_str(raw, "speed"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
@@ -23,6 +24,7 @@ from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config, parse_config
+from sandbox.ratelimit import RateLimits
 from sandbox.server import GameRecord, SandboxServer
 from sandbox.timecontrol import variant_board
 
@@ -36,6 +38,10 @@ FAST_TIMINGS = ClientTimings(
     backoff_base_s=0.05, backoff_cap_s=0.4, retry_deadline_s=20.0,
 )
 
+# For tests about something else than Lichess's request budget: quick games at once ask more
+# than it allows, and PV lines would be held and answers wait (the budget has its own tests).
+UNBUDGETED = dataclasses.replace(FAST_TIMINGS, requests_per_minute=100_000, request_burst=1000)
+UNLIMITED = RateLimits(requests_per_minute=100_000)
 
 # Debian's engines for variants and XBoard (`make fairy-stockfish xboard-engines`).
 FAIRY_STOCKFISH = shutil.which("fairy-stockfish") or "/usr/games/fairy-stockfish"

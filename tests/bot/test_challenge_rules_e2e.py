@@ -57,9 +57,13 @@ CASES = {
         Ask("ranked", "casual", rated=True), Ask("friendly", "accepted"))),
     "rated only": Case({"accept_casual": False}, (
         Ask("friendly", "rated"), Ask("ranked", "accepted", rated=True))),
+    # lila's `standard` means "I'm not accepting variant challenges right now", `variant`
+    # "I'm not willing to play this variant right now" (Challenge.scala DeclineReason).
     "chess960 only": Case({"variants": ("chess960",)}, (
-        Ask("classic", "standard"), Ask("fischer", "accepted", variant="chess960"))),
+        Ask("classic", "variant"), Ask("fischer", "accepted", variant="chess960"))),
     "standard only": Case({"variants": ("standard",)}, (
+        Ask("fischer", "standard", variant="chess960"), Ask("classic", "accepted"))),
+    "some variants": Case({"variants": ("standard", "fromPosition")}, (
         Ask("fischer", "variant", variant="chess960"), Ask("classic", "accepted"))),
     "lists": Case({"block_list": ("pest",), "allow_list": ("friend", "pest")}, (
         Ask("pest", "generic"), Ask("stranger", "generic"), Ask("friend", "accepted"))),

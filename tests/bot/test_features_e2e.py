@@ -23,7 +23,16 @@ from bot.game.hooks import ChatCommandHandler, GameHooks
 from sandbox.online import register_online_routes
 from sandbox.server import GameRecord, SandboxServer
 from tests.bot.book_files import write_book
-from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
+from tests.bot.e2e_support import (
+    BOT,
+    UNBUDGETED,
+    UNLIMITED,
+    assert_legal,
+    make_config,
+    post_as,
+    quiet_logs,
+    running_bot,
+)
 from tests.bot.loopback import serving
 
 # Rook against rook: level, so the bot offers a draw with its move.
@@ -115,12 +124,12 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     config = make_config(tmp_path, FEATURES + f"""
 book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 """)
-    async with SandboxServer(keepalive_s=0.5) as server:
+    async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         peace, loser, rival, chatter = (Human(server, n) for n in
                                         ("peace", "loser", "rival", "chatter"))
         server.add_account("fan", bot=False)
         fan = server.account("fan")
-        async with running_bot(server, config):
+        async with running_bot(server, config, timings=UNBUDGETED):
             draw_id = await server.challenge("peace", BOT, 120, 1, variant="fromPosition",
                                              fen=LEVEL_FEN, color="white")
             resign_id = await server.challenge("loser", BOT, 120, 1, variant="fromPosition",

@@ -13,6 +13,8 @@ from sandbox.opponent import ChallengeSpec
 from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    UNBUDGETED,
+    UNLIMITED,
     assert_legal,
     bot_games,
     make_config,
@@ -53,10 +55,10 @@ async def test_whole_games_in_every_variant_and_every_ending(tmp_path: Path) -> 
     config = make_config(tmp_path, """
 draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
 """, concurrency=8)
-    async with SandboxServer(keepalive_s=0.5) as server:
+    async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         tokens = {name: server.add_account(name, bot=False)
                   for name in ("quitter", "peacemaker", "sleeper")}
-        async with running_bot(server, config) as run:
+        async with running_bot(server, config, timings=UNBUDGETED) as run:
             # Random movers: the bot mates them (standard, chess960, from a set-up position).
             for name, spec in {
                 "sparring": ChallengeSpec(BOT, 60, 0, variant="standard", repeat=False),

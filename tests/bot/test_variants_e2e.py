@@ -17,6 +17,8 @@ from tests.bot.e2e_support import (
     BOT,
     FAIRY_STOCKFISH,
     NEEDS_FAIRY_STOCKFISH,
+    UNBUDGETED,
+    UNLIMITED,
     assert_legal,
     make_config,
     quiet_logs,
@@ -58,8 +60,8 @@ async def test_a_whole_game_in_every_variant_fairy_stockfish_plays(tmp_path: Pat
     config = with_engine(make_config(tmp_path, concurrency=12), (FAIRY_STOCKFISH,))
     variants = [v for v in LICHESS_VARIANTS if v in plays]
     lacking = [v for v in LICHESS_VARIANTS if v not in plays]  # Debian's 11.1: atomic
-    async with SandboxServer(keepalive_s=0.5) as server:
-        async with running_bot(server, config) as run:
+    async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
+        async with running_bot(server, config, timings=UNBUDGETED) as run:
             # Random movers, one per variant; crazyhouse against Fairy-Stockfish, so both
             # sides drop pieces.
             for index, variant in enumerate(variants):

@@ -37,7 +37,8 @@ def short_first_move() -> FirstMoveTimers:
 @pytest.fixture
 async def sandbox() -> AsyncIterator[SandboxServer]:
     server = SandboxServer(keepalive_s=KEEPALIVE_S, challenge_expiry_s=CHALLENGE_EXPIRY_S,
-                           gone_after_s=GONE_AFTER_S, claim_win_after_s=CLAIM_WIN_AFTER_S,
+                           gone_after_s=GONE_AFTER_S, gone_tick_s=GONE_AFTER_S,
+                           claim_win_after_s=CLAIM_WIN_AFTER_S,
                            first_move=short_first_move())
     await server.start()
     yield server

@@ -9,7 +9,7 @@ import pytest
 
 from sandbox.ratelimit import RateLimits
 from sandbox.server import SandboxServer
-from tests.sandbox.conftest import KEEPALIVE_S, Duel
+from tests.sandbox.conftest import CHALLENGE_EXPIRY_S, KEEPALIVE_S, Duel, eventually
 from tests.sandbox.spec import SpecClient, validate_schema
 
 Client = Callable[[str | None], SpecClient]
@@ -141,7 +141,10 @@ async def test_cancel_withdraws_a_challenge_and_aborts_an_unstarted_game(duel: D
     assert refused.json()["error"] == "The game can no longer be aborted"
 
 
-async def test_realtime_challenges_expire_unless_kept_alive(client: Client) -> None:
+async def test_realtime_challenges_go_offline_silently_unless_kept_alive(
+        client: Client) -> None:
+    """lila ChallengeApi.scala `sweep`: a real-time challenge unseen for 20 s goes
+    "offline" with no event, and can still be accepted (`active`)."""
     server = SandboxServer(keepalive_s=KEEPALIVE_S, challenge_expiry_s=0.3)
     await server.start()
     try:
@@ -151,8 +154,17 @@ async def test_realtime_challenges_expire_unless_kept_alive(client: Client) -> N
         async with bot.stream("/api/stream/event") as events:
             challenge = (await human.post("/api/challenge/bot1", data=BLITZ)).json()
             await events.until("challenge")
-            canceled = await events.until("challengeCanceled")
-            assert canceled["challenge"]["id"] == challenge["id"]
+            stale = server.lobby.challenges[challenge["id"]]
+            await eventually(lambda: stale.status == "offline")
+            again = (await human.post("/api/challenge/bot1", data=BLITZ)).json()
+            following = await events.next()  # no challengeCanceled came before it
+            assert (following["type"], following["challenge"]["id"]) == (
+                "challenge", again["id"])
+            shown = (await bot.get(f"/api/challenge/{challenge['id']}/show")).json()
+            assert shown["status"] == "offline"
+            assert (await bot.post(f"/api/challenge/{challenge['id']}/accept")).status == 200
+            assert server.game(challenge["id"]).playing
+            await bot.post(f"/api/challenge/{again['id']}/decline")
             corr = (await human.post("/api/challenge/bot1", data={"days": "3"})).json()
             assert corr["speed"] == "correspondence"
             async with human.stream("/api/challenge/bot1", method="POST", data={
@@ -186,7 +198,10 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         limited = await bot_c.post("/api/challenge/bot_a", data=BLITZ)
         assert limited.status == 429
         assert limited.json()["ratelimit"]["key"] == "challenge.create.user"
-        # One bot-vs-bot game a day: bot_a's own cap is a 429, its opponent's a 400.
+        # One bot-vs-bot game a day: bot_a's own cap is a 429, its opponent's a 400, on
+        # creating and on accepting alike (lila modules/bot/src/main/BotLimit.scala,
+        # app/controllers/Challenge.scala `eitherBotLimitResponse`).
+        to_c = (await bot_b.post("/api/challenge/bot_c", data={"days": "1"})).json()
         first = (await bot_a.post("/api/challenge/bot_b", data=BLITZ)).json()
         assert (await bot_b.post(f"/api/challenge/{first['id']}/accept")).status == 200
         own = await bot_a.post("/api/challenge/bot_c", data=BLITZ)
@@ -199,21 +214,32 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         pending = server.lobby.challenges
         to_a = next(c for c in pending.values() if c.dest.id == "bot_a" and c.pending)
         refused = await bot_a.post(f"/api/challenge/{to_a.id}/accept")
-        assert refused.status == 400
+        assert refused.status == 429  # our own cap
         assert refused.json()["ratelimit"]["key"] == "bot.vsBot.day"
+        assert 0 < refused.json()["ratelimit"]["seconds"] <= 86400
+        theirs_now = await bot_c.post(f"/api/challenge/{to_c['id']}/accept")
+        assert theirs_now.status == 400  # bot_b's cap, reached after it challenged
+        reply = theirs_now.json()
+        assert reply["error"].startswith("bot_b played 1 games against other bots today, "
+                                         "please wait until ")
+        assert reply["ratelimit"]["key"] == "bot.vsBot.day"  # the opponent's, with a 400
     finally:
         await server.stop()
 
 
-async def test_closing_a_keep_alive_stream_withdraws_its_challenge(duel: Duel) -> None:
+async def test_closing_a_keep_alive_stream_lets_its_challenge_go_offline(duel: Duel) -> None:
+    """lila ChallengeKeepAliveStream.scala: closing the stream only stops its pings; the
+    challenge is swept offline later, silently (ChallengeApi.scala `sweep`)."""
     async with duel.bot.stream("/api/stream/event") as events:
         async with duel.human.stream("/api/challenge/bot1", method="POST", data={
                 **BLITZ, "keepAliveStream": "true"}) as kept:
             challenge_id = (await kept.next())["id"]
             await events.until("challenge")
-        canceled = await events.until("challengeCanceled")
-    assert canceled["challenge"]["id"] == challenge_id
-    assert duel.sandbox.lobby.challenges[challenge_id].status == "canceled"
+        challenge = duel.sandbox.lobby.challenges[challenge_id]
+        await eventually(lambda: challenge.status == "offline",
+                         timeout_s=CHALLENGE_EXPIRY_S + 5)
+        assert not any(line.get("type") == "challengeCanceled"
+                       for line in duel.bot.received)
 
 
 async def test_a_kept_alive_challenge_ends_its_stream_when_accepted(duel: Duel) -> None:
@@ -242,3 +268,20 @@ async def test_a_rematch_offer_carries_the_old_game_id_and_starts_a_new_game(
     assert start["color"] == "black"
     record = duel.sandbox.game_record(start["gameId"])
     assert (record.white, record.black) == ("human1", "bot1")
+
+
+async def test_an_anonymous_challenger_is_null(sandbox: SandboxServer,
+                                               client: Client) -> None:
+    """lila challenge JsonView: `"challenger" -> c.challengerUser`, null when the challenger
+    is not logged in; its side of the game has no id or name (GameStateStream)."""
+    bot = client(sandbox.add_account("bot1", bot=True))
+    anon = client(sandbox.add_anonymous("anon1"))
+    challenge_id = await sandbox.challenge("anon1", "bot1", 180, 2, color="white")
+    # Read without the OpenAPI check: the spec says `challenger` is an object, lila sends null.
+    async with bot.session.get(f"{sandbox.url}/api/challenge/{challenge_id}/show",
+                               headers={"Authorization": f"Bearer {bot.token}"}) as reply:
+        shown = await reply.json()
+    assert shown["challenger"] is None and shown["destUser"]["id"] == "bot1"
+    assert (await bot.post(f"/api/challenge/{challenge_id}/accept")).status == 200
+    assert sandbox.lobby.full(sandbox.game(challenge_id))["white"] == {}
+    assert (await anon.post(f"/api/board/game/{challenge_id}/move/e2e4")).status == 200

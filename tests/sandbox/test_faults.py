@@ -77,8 +77,10 @@ async def test_real_limits_can_answer_in_html(duel: Duel) -> None:
         await server.stop()
 
 
-async def test_moves_have_a_per_minute_limit(duel: Duel) -> None:
-    server = SandboxServer(keepalive_s=KEEPALIVE_S, limits=RateLimits(moves_per_minute=2))
+async def test_every_request_of_a_token_counts_against_one_limit(duel: Duel) -> None:
+    """No per-move limit in lila (app/controllers/PlayApi.scala); one overall limit per
+    token, answered with a bare 429 (no `ratelimit` object)."""
+    server = SandboxServer(keepalive_s=KEEPALIVE_S, limits=RateLimits(requests_per_minute=6))
     await server.start()
     try:
         session = duel.bot.session
@@ -86,12 +88,14 @@ async def test_moves_have_a_per_minute_limit(duel: Duel) -> None:
                        SpecClient(server.url, server.add_account("bot1", bot=True), session),
                        SpecClient(server.url, server.add_account("human1", bot=False), session))
         game_id = await limited.start_game(bot_color="white")
-        # Two moves a minute each: the human's moves count for the human only.
-        await limited.play(game_id, "e2e4 e7e5 g1f3 b8c6")
-        refused = await limited.bot.post(f"/api/bot/game/{game_id}/move/f1c4")
+        spent = server.lobby.limiters.requests.count("bot1")
+        for _ in range(6 - spent - 1):
+            assert (await limited.bot.get("/api/account/playing")).status == 200
+        await limited.play(game_id, "e2e4 e7e5")  # the human's requests are the human's
+        refused = await limited.bot.post(f"/api/bot/game/{game_id}/move/g1f3")
         assert refused.status == 429
-        assert refused.json()["ratelimit"]["key"] == "api.bot.move"
-        assert server.game_record(game_id).moves[-1] == "b8c6"
+        assert "ratelimit" not in refused.json()
+        assert server.game_record(game_id).moves[-1] == "e7e5"
     finally:
         await server.stop()
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 
+import chess
 import pytest
 
 from sandbox.lobby import Quirks
 from sandbox.server import SandboxServer
-from tests.sandbox.conftest import CLAIM_WIN_AFTER_S, KEEPALIVE_S, Duel
-from tests.sandbox.spec import SpecClient
+from tests.sandbox.conftest import CLAIM_WIN_AFTER_S, KEEPALIVE_S, Duel, eventually
+from tests.sandbox.spec import SpecClient, Stream
 
 Client = Callable[[str | None], SpecClient]
 CASTLING_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"
@@ -231,29 +233,83 @@ async def test_chat_rooms_limits_and_links(duel: Duel) -> None:
                        {"user": "bot1", "text": "x" * 140}]
 
 
-async def test_a_player_who_leaves_can_be_claimed_against(duel: Duel) -> None:
-    game_id = await duel.start_game(bot_color="white")
-    await duel.play(game_id, "e2e4 e7e5")
-    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as bot_stream:
-        await bot_stream.next()
-        async with duel.human.stream(f"/api/board/game/stream/{game_id}") as human_stream:
-            await human_stream.next()
-        gone = await bot_stream.until("opponentGone")
-        assert gone == {"type": "opponentGone", "gone": True,
-                        "claimWinInSeconds": round(CLAIM_WIN_AFTER_S)}
-        # Too early: OK, with no effect.
-        assert (await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")).status == 200
-        assert duel.sandbox.game_record(game_id).status == "started"
-        async with duel.human.stream(f"/api/board/game/stream/{game_id}") as human_stream:
-            await human_stream.next()
-            assert (await bot_stream.until("opponentGone"))["gone"] is False
-        await bot_stream.until("opponentGone", gone=True)
-        await asyncio.sleep(CLAIM_WIN_AFTER_S)
-        assert (await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")).status == 200
+@contextlib.asynccontextmanager
+async def human_left(duel: Duel, claim_after_s: float) -> AsyncIterator[
+        tuple[SandboxServer, Duel, str, Stream]]:
+    """A sandbox with quick presence ticks, a game after 1. e4 e5 2. Nf3 (the human, black,
+    to move), the bot's game stream open, and the human's opened and closed again."""
+    server = SandboxServer(keepalive_s=KEEPALIVE_S, gone_after_s=0.05, gone_tick_s=0.05,
+                           claim_win_after_s=claim_after_s)
+    await server.start()
+    session = duel.bot.session
+    gone = Duel(server, SpecClient(server.url, server.add_account("bot1", bot=True), session),
+                SpecClient(server.url, server.add_account("human1", bot=False), session))
+    try:
+        game_id = await gone.start_game(bot_color="white")
+        await gone.play(game_id, "e2e4 e7e5 g1f3")
+        async with gone.bot.stream(f"/api/bot/game/stream/{game_id}") as bot_stream:
+            await bot_stream.next()
+            async with gone.human.stream(f"/api/board/game/stream/{game_id}") as human:
+                await human.next()
+            yield server, gone, game_id, bot_stream
+    finally:
+        await server.stop()
+
+
+async def test_a_player_who_leaves_is_announced_until_claimable_then_claimed(
+        duel: Duel) -> None:
+    """lila RoundAsyncActor.scala `Tick`: `gone: true` repeated with a falling
+    `claimWinInSeconds`, then 0; BotPlayer.scala `claimVictory`: refused (400) before,
+    won after, a no-op (OK) on one's own turn and once the game is over."""
+    async with human_left(duel, claim_after_s=2.5) as (server, gone, game_id, bot_stream):
+        first = await bot_stream.until("opponentGone")
+        assert first["gone"] is True and 0 < first["claimWinInSeconds"] <= 2
+        early = await gone.bot.post(f"/api/bot/game/{game_id}/claim-victory")
+        assert early.status == 400
+        assert early.json() == {"error": "You cannot claim the win on this game"}
+        counts = [first["claimWinInSeconds"]]
+        while counts[-1] > 0:
+            counts.append((await bot_stream.until("opponentGone", gone=True))
+                          ["claimWinInSeconds"])
+        assert counts == sorted(counts, reverse=True) and len(counts) >= 3
+        again = await bot_stream.until("opponentGone", gone=True)  # repeated at 0
+        assert again["claimWinInSeconds"] == 0
+        # lila truncates the count to whole seconds: 0 may come up to 1 s early.
+        await eventually(lambda: server.game(game_id).long_gone(chess.BLACK))
+        assert (await gone.bot.post(f"/api/bot/game/{game_id}/claim-victory")).status == 200
         final = await bot_stream.until("gameState")
-    assert (final["status"], final["winner"]) == ("timeout", "white")
-    late = await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")
-    assert late.status == 400
+        assert (final["status"], final["winner"]) == ("timeout", "white")
+        late = await gone.bot.post(f"/api/bot/game/{game_id}/claim-victory")
+        assert late.status == 200  # mightClaimWin is false: nothing happens
+        assert server.game_record(game_id).status == "timeout"
+
+
+async def test_back_before_claimable_is_not_announced(duel: Duel) -> None:
+    """lila RoundAsyncActor.scala `setOnline`: a player back before the claim delay ran out
+    is not announced (no `gone: false`). A claim on one's own turn does nothing
+    (BotPlayer.scala `mightClaimWin`)."""
+    async with human_left(duel, claim_after_s=30) as (server, gone, game_id, bot_stream):
+        assert (await bot_stream.until("opponentGone"))["claimWinInSeconds"] > 0
+        async with gone.human.stream(f"/api/board/game/stream/{game_id}") as human:
+            await human.next()
+            await gone.move(game_id, "b8c6")
+            line = await bot_stream.next()
+            while line.get("type") == "opponentGone" and line["gone"]:
+                line = await bot_stream.next()  # ticks sent before it came back
+            assert line["type"] == "gameState"  # and no `gone: false`
+        mine = await gone.bot.post(f"/api/bot/game/{game_id}/claim-victory")
+        assert mine.status == 200 and server.game(game_id).playing  # our turn: no effect
+
+
+async def test_back_after_claimable_is_announced(duel: Duel) -> None:
+    """lila RoundAsyncActor.scala `setOnline`: `gone: false` for a player who had become
+    claimable (`isLongGone`) and came back."""
+    async with human_left(duel, claim_after_s=0.2) as (server, gone, game_id, bot_stream):
+        await bot_stream.until("opponentGone", claimWinInSeconds=0)
+        await eventually(lambda: server.game(game_id).long_gone(chess.BLACK))
+        async with gone.human.stream(f"/api/board/game/stream/{game_id}") as human:
+            await human.next()
+            await bot_stream.until("opponentGone", gone=False)
 
 
 async def test_a_second_stream_with_the_same_user_agent_replaces_the_first(

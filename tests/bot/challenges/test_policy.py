@@ -24,7 +24,7 @@ from bot.challenges.policy import (
     sort_queue,
 )
 from bot.challenges.rules import DeclineReason
-from bot.lichess.client import RequestError, Unavailable
+from bot.lichess.client import RateLimited, RequestError, Unavailable
 from bot.lichess.events import ChallengeUser, TimeControl
 from bot.ops.config import ChallengeConfig
 from sandbox.server import SandboxServer
@@ -198,6 +198,8 @@ def test_the_book_remembers_when_our_bot_games_are_used_up(tmp_path: Path) -> No
         "key": "challenge.create.user", "seconds": 50}})))
     assert not book.situation().bot_day_capped
     book.note_refusal(RequestError(400, "no", "/api/challenge/x/accept", body))
+    assert not book.situation().bot_day_capped  # a 400 is the challenger's cap, not ours
+    book.note_refusal(RateLimited("429", body, "bot.vsBot.day", 7200))
     assert book.situation().bot_day_capped
     again = OpponentBook(tmp_path, recent_window_s=3600)
     assert again.situation().bot_day_capped

@@ -20,8 +20,12 @@ def test_the_defaults_accept_an_ordinary_challenge() -> None:
 def test_each_rule_declines_with_its_reason_key() -> None:
     bot = ChallengeUser("robot", "Robot", "BOT", 2000)
     cases = [
-        (challenge(variant="atomic"), policy(), DeclineReason.VARIANT),
-        (challenge(), policy(variants=("chess960",)), DeclineReason.STANDARD),
+        # lila: `standard` is "I'm not accepting variant challenges right now", `variant`
+        # "I'm not willing to play this variant right now" (standard chess included).
+        (challenge(variant="atomic"), policy(variants=("standard",)), DeclineReason.STANDARD),
+        (challenge(variant="atomic"), policy(variants=("standard", "chess960")),
+         DeclineReason.VARIANT),
+        (challenge(), policy(variants=("chess960",)), DeclineReason.VARIANT),
         (challenge(speed="classical"), policy(speeds=("bullet", "blitz")), DeclineReason.TOO_SLOW),
         (challenge(speed="bullet"), policy(speeds=("blitz", "rapid")), DeclineReason.TOO_FAST),
         (challenge(speed="correspondence",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bot.game.claims import CLAIM_MARGIN_S, ClaimTimer
 from bot.game.watchdog import (
-    CLAIM_RETRY_S,
     FINISH_GRACE_S,
     MAX_RESYNCS,
     STUCK_AFTER_FAILURE_S,
@@ -49,17 +49,25 @@ def test_nothing_is_due_before_the_first_state_except_the_end() -> None:
                         our_turn=False, mover_idle=True) == [Due.END]
 
 
-def test_victory_is_claimed_when_claimable_and_again_until_the_opponent_is_back() -> None:
-    watchdog = dog()
-    watchdog.opponent_gone(10.0, 5.0)
-    assert their_turn(watchdog, 14.0, abortable=False) == []
-    assert their_turn(watchdog, 15.0, abortable=False) == [Due.CLAIM_VICTORY]
-    assert their_turn(watchdog, 15.0 + CLAIM_RETRY_S, abortable=False) == [Due.CLAIM_VICTORY]
-    watchdog.opponent_gone(21.0, None)
-    assert their_turn(watchdog, 100.0, abortable=False) == []
-    switched_off = dog(claim_victory=False)
-    switched_off.opponent_gone(0.0, 0.0)
-    assert their_turn(switched_off, 10.0, abortable=False) == []
+def test_victory_is_claimed_on_their_turn_once_lilas_count_runs_out() -> None:
+    clock = [10.0]
+    watchdog = Watchdog(abort_after_s=ABORT_AFTER_S, claim_victory=True, now=0.0,
+                        claims=ClaimTimer(now=lambda: clock[0]))
+    watchdog.opponent_gone(True, 5.0)
+    clock[0] = 14.0
+    assert their_turn(watchdog, clock[0], abortable=False) == []
+    clock[0] = 15.0 + CLAIM_MARGIN_S
+    assert our_turn(watchdog, clock[0], mover_idle=False) == []  # never on our own turn
+    assert their_turn(watchdog, clock[0], abortable=False) == [Due.CLAIM_VICTORY]
+    watchdog.claims.sent(refused=True)  # lila answered 400: never again in this game
+    watchdog.opponent_gone(True, 0.0)
+    clock[0] += 10.0
+    assert their_turn(watchdog, clock[0], abortable=False) == []
+    switched_off = Watchdog(abort_after_s=ABORT_AFTER_S, claim_victory=False, now=0.0,
+                            claims=ClaimTimer(now=lambda: clock[0]))
+    switched_off.opponent_gone(True, 0.0)
+    clock[0] += 5.0
+    assert their_turn(switched_off, clock[0], abortable=False) == []
 
 
 def test_our_turn_with_no_move_on_its_way_resyncs_sooner_after_a_failed_move() -> None:

@@ -12,13 +12,16 @@ import pytest
 from aiohttp import web
 
 from bot.lichess.client import (
+    COMMAND_AGING_S,
     USER_AGENT,
     AuthError,
     ClientTimings,
     Lichess,
     LichessError,
-    MovePacer,
+    Priority,
+    RateLimited,
     Reply,
+    RequestBudget,
     RequestError,
     StreamOpened,
     Unavailable,
@@ -191,14 +194,105 @@ async def test_follow_reopens_a_stream_that_ends_or_falls_silent(
     assert script.stream_opens == 3  # the fourth open is about to happen
 
 
-async def test_the_move_pacer_allows_a_burst_then_keeps_the_rate() -> None:
-    pacer = MovePacer(per_minute=600, burst=2)  # 10 moves a second
-    start = time.monotonic()
-    waits = [await pacer.take() for _ in range(6)]
-    elapsed = time.monotonic() - start
+class FakeClock:
+    """Time that moves only when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.now_s = 0.0
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.now_s
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now_s += seconds
+
+
+async def test_the_budget_allows_a_burst_then_keeps_the_rate() -> None:
+    clock = FakeClock()
+    budget = RequestBudget(per_minute=600, burst=2, now=clock.now, sleep=clock.sleep)
+    waits = [await budget.take(Priority.MOVE) for _ in range(6)]
     assert waits[:2] == [0.0, 0.0]
-    assert 0.35 <= elapsed < 1.0
     assert all(wait > 0 for wait in waits[2:])
+    assert clock.now_s == pytest.approx(0.4)  # 4 more at 10 a second
+
+
+async def test_moves_go_first_and_chat_is_dropped_when_the_budget_is_tight() -> None:
+    clock = FakeClock()
+    budget = RequestBudget(per_minute=60, burst=10, move_reserve=2, chat_reserve=5,
+                           now=clock.now, sleep=clock.sleep)
+    assert [budget.try_take(Priority.CHAT) for _ in range(6)] == [True] * 5 + [False]
+    assert [budget.try_take(Priority.COMMAND) for _ in range(4)] == [True] * 3 + [False]
+    assert [budget.try_take(Priority.MOVE) for _ in range(3)] == [True, True, False]
+    assert clock.slept == []
+    await budget.take(Priority.COMMAND)  # waits for the moves' reserve, or until it aged
+    assert clock.now_s == pytest.approx(min(3.0, COMMAND_AGING_S))
+
+
+async def test_a_command_is_not_starved_by_a_stream_of_moves() -> None:
+    clock = FakeClock()
+    budget = RequestBudget(per_minute=60, burst=10, move_reserve=4, now=clock.now,
+                           sleep=clock.sleep)
+    while budget.try_take(Priority.MOVE):
+        pass
+    command = asyncio.ensure_future(budget.take(Priority.COMMAND))
+    while not command.done():  # a move takes every token the moment it refills
+        await budget.take(Priority.MOVE)
+        await asyncio.sleep(0)
+    assert await command == pytest.approx(COMMAND_AGING_S, abs=1.0)
+
+
+async def test_a_429_never_sleeps_past_the_requests_deadline(server: tuple[Script, str]) -> None:
+    script, url = server
+    script.replies["/api/challenge/c1/accept"] = [(429, "<html>Too many requests</html>", {})]
+    timings = ClientTimings(rate_limit_pause_s=3600.0, backoff_base_s=0.02)
+    async with Lichess(url, "t", timings=timings) as client:
+        with pytest.raises(RateLimited):
+            await client.accept_challenge("c1")
+        with pytest.raises(RateLimited):  # still blocked: raised without a request or a sleep
+            await asyncio.wait_for(client.accept_challenge("c2"), 1.0)
+        await client.decline_challenge("c2", "later")  # another endpoint: not blocked
+    assert [path for _m, path, _h in script.seen] == ["/api/challenge/c1/accept",
+                                                      "/api/challenge/c2/decline"]
+
+
+async def test_our_bot_game_cap_does_not_block_accepting(server: tuple[Script, str]) -> None:
+    script, url = server
+    body = json.dumps({"error": "You played 100 games against other bots today",
+                       "ratelimit": {"key": "bot.vsBot.day", "seconds": 80000}})
+    script.replies["/api/challenge/bot1/accept"] = [(429, body, {})]
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        with pytest.raises(RateLimited) as caught:
+            await client.accept_challenge("bot1")
+        assert (caught.value.key, caught.value.wait_s) == ("bot.vsBot.day", 80000)
+        await asyncio.wait_for(client.accept_challenge("human1"), 1.0)
+    assert len(script.seen) == 2
+
+
+async def test_a_429_on_a_move_is_retried_within_the_move_retry(
+        server: tuple[Script, str]) -> None:
+    script, url = server
+    script.replies["/api/bot/game/g/move/e2e4"] = [(429, "<html>Too many requests</html>", {})]
+    timings = ClientTimings(rate_limit_pause_s=60.0, move_retry_s=0.05)
+    async with Lichess(url, "t", timings=timings) as client:
+        await asyncio.wait_for(client.move("g", "e2e4"), 5.0)
+    assert len(script.seen) == 2
+
+
+async def test_a_pv_line_is_held_and_merged_not_delayed_when_the_budget_is_tight(
+        server: tuple[Script, str]) -> None:
+    script, url = server
+    timings = ClientTimings(requests_per_minute=1, request_burst=4, move_reserve=1,
+                            chat_reserve=2)
+    async with Lichess(url, "t", timings=timings) as client:
+        sent = [await client.chat("g", "spectator", f"PV {n}", droppable=True)
+                for n in range(4)]
+        await client.move("g", "e2e4")
+        assert client._pending_chat == {("g", "spectator"): "PV 3"}  # held, merged
+    assert sent == [True, True, False, False]
+    assert client.budget.dropped_chat == 1  # PV 2, replaced by PV 3
+    assert [p for _m, p, _h in script.seen][-1] == "/api/bot/game/g/move/e2e4"
 
 
 @pytest.mark.parametrize(("status", "reply"), [

@@ -73,6 +73,13 @@ def test_a_challenge_event() -> None:
     assert isinstance(event, ChallengeEvent)
     assert event.challenge.variant == "chess960" and event.challenge.dest is None
     assert event.challenge.time_control.increment_s == 1
+    anonymous = parse_event({"type": "challenge", "challenge": {
+        "id": "c2", "status": "created", "challenger": None, "destUser": {"id": "me"},
+        "variant": {"key": "standard"}, "rated": False, "speed": "blitz",
+        "timeControl": {"type": "clock", "limit": 180, "increment": 2}}})
+    assert isinstance(anonymous, ChallengeEvent)  # lila: null for a challenger not logged in
+    assert anonymous.challenge.challenger.anonymous
+    assert not anonymous.challenge.challenger.is_bot
 
 
 def test_game_stream_lines_in_seconds() -> None:

@@ -1,0 +1,147 @@
+"""The running bot against the sandbox where lila's behaviour is easy to get wrong: the
+daily bot-game caps (ours 429, the challenger's 400), ... Each test names the lila file
+the sandbox follows (see the table in sandbox/__init__.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import chess
+import pytest
+
+from sandbox.opponent import ChallengeSpec
+from sandbox.ratelimit import RateLimits
+from sandbox.server import SandboxServer
+from tests.bot.e2e_support import (
+    BOT,
+    bot_games,
+    make_config,
+    quiet_logs,
+    running_bot,
+    wait_for,
+)
+from tests.bot.test_challenge_rules_e2e import answered
+
+
+async def test_our_daily_bot_cap_declines_bots_and_still_serves_people(tmp_path: Path) -> None:
+    """lila BotLimit.scala: accepting once our bot games are used up answers 429
+    `bot.vsBot.day`. Two bot challenges wait while our last bot game of the day starts;
+    the bot declines the first ("later") when the accept is refused and the second without
+    asking again, and a person's challenge is accepted at once: the 429 blocks neither the
+    accept endpoint nor the challenge queue."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.5,
+                             limits=RateLimits(bot_games_per_day=1)) as server:
+        for name, bot in (("sparring", True), ("robo", True), ("robo2", True),
+                          ("person", False), ("person2", False)):
+            server.add_account(name, bot=bot)
+        async with running_bot(server, make_config(tmp_path, concurrency=1)):
+            busy = server.lobby.challenges[await server.challenge("person", BOT, 600, 0)]
+            await wait_for(lambda: answered(busy) == "accepted")
+            robo = server.lobby.challenges[await server.challenge("robo", BOT, 180, 2)]
+            robo2 = server.lobby.challenges[await server.challenge("robo2", BOT, 180, 2)]
+            used = await server.pair(BOT, "sparring", 60, 0)  # our one bot game today
+            server.end_game(used, "draw")
+            server.end_game(busy.id, "draw")  # the slot frees: the queue is taken
+            await wait_for(lambda: None not in (answered(robo), answered(robo2)))
+            assert (answered(robo), answered(robo2)) == ("later", "later")
+            assert server.lobby.replies[(BOT, 429)] == 1  # one accept refused, not two
+            person2 = server.lobby.challenges[await server.challenge("person2", BOT, 180, 2)]
+            await wait_for(lambda: answered(person2) is not None, timeout_s=10)
+            assert answered(person2) == "accepted"
+            server.end_game(person2.id, "draw")
+
+
+async def test_the_challengers_daily_cap_turns_away_that_challenger_only(
+        tmp_path: Path) -> None:
+    """lila BotLimit.scala `OpponentLimit`: the challenger's cap answers 400 with the same
+    key. That challenge is declined; the next bot is accepted (our games are not used up)."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.5,
+                             limits=RateLimits(bot_games_per_day=1)) as server:
+        for name, bot in (("capped", True), ("spare", True), ("fresh", True),
+                          ("person", False)):
+            server.add_account(name, bot=bot)
+        async with running_bot(server, make_config(tmp_path, concurrency=1)):
+            busy = server.lobby.challenges[await server.challenge("person", BOT, 600, 0)]
+            await wait_for(lambda: answered(busy) == "accepted")
+            capped = server.lobby.challenges[await server.challenge("capped", BOT, 180, 2)]
+            used = await server.pair("capped", "spare", 60, 0)  # capped's one game, meanwhile
+            server.end_game(used, "draw")
+            server.end_game(busy.id, "draw")  # the slot frees: capped's challenge is taken
+            await wait_for(lambda: answered(capped) is not None)
+            assert answered(capped) == "later"
+            assert server.lobby.replies[(BOT, 400)] >= 1
+            fresh = server.lobby.challenges[await server.challenge("fresh", BOT, 180, 2)]
+            await wait_for(lambda: answered(fresh) is not None)
+            assert answered(fresh) == "accepted"
+            server.end_game(fresh.id, "draw")
+
+
+async def test_a_refused_claim_is_not_repeated(tmp_path: Path) -> None:
+    """lila RoundAsyncActor.scala `Tick` repeats `claimWinInSeconds: 0` every tick; a claim
+    refused with 400 (injected here once) is not sent again (lila reloaded the opponent's
+    board, BotPlayer.scala `claimVictory`), so the game ends on the leaver's clock."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.3, gone_after_s=0.1, gone_tick_s=0.1,
+                             claim_win_after_s=1.0) as server:
+        async with running_bot(server, make_config(tmp_path)):
+            rival = await server.start_opponent(
+                "rival", challenge=ChallengeSpec(BOT, 30, 0, repeat=False))
+            (game_id,) = await bot_games(server, 1, 20)
+            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2, 20)
+            await rival.hold_moves()
+            rival_white = server.game(game_id).players[chess.WHITE].username == "rival"
+            await wait_for(lambda: server.game(game_id).turn == rival_white, 20)
+            server.fail(400, "/api/bot/game/*/claim-victory", count=1)
+            await rival.stop()
+            record = await server.wait_for_game_end(game_id, 60)
+        assert server.lobby.replies[(BOT, 400)] == 1  # one claim, refused, never repeated
+        assert record.status == "outoftime"
+        assert record.winner == ("black" if rival_white else "white")
+
+
+async def test_a_challenge_gone_offline_while_queued_is_declined_not_accepted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lila ChallengeApi.scala `sweep`: a real-time challenge unseen for a while goes offline
+    with no event and can still be accepted, starting a game nobody plays. The bot looks a
+    challenge that waited in its queue up first (every one here: the age limit is 0, so the
+    first challenge, looked up and still "created", shows a live one is accepted)."""
+    import bot.app
+
+    quiet_logs()
+    monkeypatch.setattr(bot.app, "STALE_CHALLENGE_S", 0.0, raising=False)
+    async with SandboxServer(keepalive_s=0.5, challenge_expiry_s=0.3) as server:
+        for name in ("person", "ghost"):
+            server.add_account(name, bot=False)
+        async with running_bot(server, make_config(tmp_path, concurrency=1)):
+            busy = server.lobby.challenges[await server.challenge("person", BOT, 600, 0)]
+            await wait_for(lambda: answered(busy) == "accepted")
+            ghost = server.lobby.challenges[await server.challenge("ghost", BOT, 180, 2)]
+            await wait_for(lambda: ghost.status == "offline")
+            server.end_game(busy.id, "draw")  # the slot frees: the queue is taken
+            await wait_for(lambda: answered(ghost) is not None)
+            assert answered(ghost) == "later"
+            assert ghost.id not in server.lobby.games
+
+
+@pytest.mark.parametrize(("rules", "expect"), [({}, "accepted"),
+                                               ({"accept_humans": False}, "onlybot"),
+                                               ({"min_rating": 1000}, "generic")])
+async def test_an_anonymous_challenge_is_judged_like_any_other(
+        tmp_path: Path, rules: dict[str, object], expect: str) -> None:
+    """lila's challenge JSON has `"challenger": null` for a player who is not logged in:
+    the policy judges it (a person with no rating), it is never left unanswered."""
+    quiet_logs()
+    config = make_config(tmp_path)
+    config = dataclasses.replace(config, challenge=dataclasses.replace(
+        config.challenge, **rules))  # type: ignore[arg-type]
+    async with SandboxServer(keepalive_s=0.5) as server:
+        server.add_anonymous("anon1")
+        async with running_bot(server, config):
+            anon = server.lobby.challenges[await server.challenge("anon1", BOT, 180, 2)]
+            await wait_for(lambda: answered(anon) is not None)
+            assert (answered(anon) or "").lower() == expect
+            if expect == "accepted":
+                server.end_game(anon.id, "draw")
