@@ -88,14 +88,15 @@ def _debian_engine(name: str) -> str:
     return shutil.which(name) or f"/usr/games/{name}"
 
 
-# alias -> (command, protocol); `make match` installs the Debian ones.
-ENGINE_ALIASES: dict[str, tuple[list[str], str]] = {
-    "kibitz": ([sys.executable, "-m", "engine"], "uci"),
-    "sunfish": ([".venv-sunfish/bin/python", "-m", "sunfish"], "uci"),
-    "stockfish": ([_debian_engine("stockfish")], "uci"),
-    "gnuchess": ([_debian_engine("gnuchess"), "--uci"], "uci"),
-    "ethereal-chess": ([_debian_engine("ethereal-chess")], "uci"),
-    "phalanx": ([_debian_engine("phalanx")], "xboard"),
+# alias -> (command, protocol, has a `COMMAND bench`); `make match` installs the Debian ones.
+# GNU Chess takes `bench` for something else and never ends; Phalanx's bench runs 5 minutes.
+ENGINE_ALIASES: dict[str, tuple[list[str], str, bool]] = {
+    "kibitz": ([sys.executable, "-m", "engine"], "uci", True),
+    "sunfish": ([".venv-sunfish/bin/python", "-m", "sunfish"], "uci", False),
+    "stockfish": ([_debian_engine("stockfish")], "uci", True),
+    "gnuchess": ([_debian_engine("gnuchess"), "--uci"], "uci", False),
+    "ethereal-chess": ([_debian_engine("ethereal-chess")], "uci", True),
+    "phalanx": ([_debian_engine("phalanx")], "xboard", False),
 }
 KIBITZ_AT = "kibitz@"  # kibitz@REV: the engine as it was at git revision REV
 BENCH_TIMEOUT_S = 600.0
@@ -116,6 +117,7 @@ class EngineSpec:
     options: dict[str, str]
     protocol: str = "uci"
     cwd: str | None = None  # working directory (an exported revision of this engine)
+    has_bench: bool = False  # `COMMAND bench` prints a node count and nodes/s
 
 
 @dataclass(frozen=True)
@@ -292,22 +294,19 @@ def export_revision(revision: str, cache_root: Path | None = None) -> Path:
     return target
 
 
-def resolve_engine(text: str, protocol: str | None = None) -> tuple[list[str], str, str | None]:
-    """(command, protocol, working directory) of an alias, ``kibitz@REV`` or a command line."""
+def resolve_engine(text: str, protocol: str | None = None, bench: bool = False) -> EngineSpec:
+    """The engine of an alias, ``kibitz@REV`` or a command line (``bench``: it has one)."""
     if text.startswith(KIBITZ_AT):
         directory = export_revision(text[len(KIBITZ_AT):])
-        return [sys.executable, "-m", "engine"], protocol or "uci", str(directory)
+        return EngineSpec(text, [sys.executable, "-m", "engine"], {}, protocol or "uci",
+                          str(directory), has_bench=True)
     if text in ENGINE_ALIASES:
-        command, alias_protocol = ENGINE_ALIASES[text]
-        return list(command), protocol or alias_protocol, None
+        command, alias_protocol, has_bench = ENGINE_ALIASES[text]
+        return EngineSpec(text, list(command), {}, protocol or alias_protocol, None, has_bench)
     command = shlex.split(text)
     if not command:
         raise SystemExit("an engine command is empty")
-    return command, protocol or "uci", None
-
-
-def resolve_command(text: str) -> list[str]:
-    return resolve_engine(text)[0]
+    return EngineSpec(text, command, {}, protocol or "uci", None, bench)
 
 
 def open_engine(spec: EngineSpec) -> chess.engine.SimpleEngine:
@@ -341,8 +340,8 @@ def bench_signature(spec: EngineSpec, timeout_s: float = BENCH_TIMEOUT_S) -> tup
     The node count is the engine's signature (it changes exactly when its search or
     evaluation does), so a test names the builds it compared.
     """
-    if spec.protocol != "uci":
-        return None  # XBoard engines have no common bench command (Phalanx's runs 5 minutes)
+    if not spec.has_bench:
+        return None
     try:
         run = subprocess.run([*spec.command, "bench"], cwd=spec.cwd, stdin=subprocess.DEVNULL,
                              capture_output=True, text=True, timeout=timeout_s, check=False)
@@ -635,6 +634,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "logistic")
     parser.add_argument("--no-bench", action="store_true",
                         help="skip the bench signatures printed before the match")
+    parser.add_argument("--bench1", action="store_true",
+                        help="engine1 is a command line whose `COMMAND bench` prints a "
+                        "signature (aliases know whether they have one)")
+    parser.add_argument("--bench2", action="store_true", help="the same for engine2")
     parser.add_argument("--openings", type=Path, help="file of FEN/EPD start positions")
     parser.add_argument("--pgn", type=Path, help="append the games to this PGN file")
     parser.add_argument("--concurrency", type=int, default=1, help="games played at once")
@@ -654,9 +657,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def make_spec(command_text: str, name: str | None, protocol: str | None,
-              options: list[tuple[str, str]]) -> EngineSpec:
-    command, resolved_protocol, cwd = resolve_engine(command_text, protocol)
-    return EngineSpec(name or command_text, command, dict(options), resolved_protocol, cwd)
+              options: list[tuple[str, str]], bench: bool) -> EngineSpec:
+    spec = resolve_engine(command_text, protocol, bench)
+    return dataclasses.replace(spec, name=name or command_text, options=dict(options))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -672,8 +675,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.nodes is not None and args.nodes < 1:
         raise SystemExit("--nodes must be at least 1")
     specs = (
-        make_spec(args.engine1, args.name1, args.proto1, args.option1),
-        make_spec(args.engine2, args.name2, args.proto2, args.option2),
+        make_spec(args.engine1, args.name1, args.proto1, args.option1, args.bench1),
+        make_spec(args.engine2, args.name2, args.proto2, args.option2, args.bench2),
     )
     if specs[0].name == specs[1].name:
         specs = (dataclasses.replace(specs[0], name=specs[0].name + "-1"),
@@ -690,7 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for spec in specs:
             signature = bench_signature(spec)
             if signature is None:
-                print(f"{spec.name}: no bench", flush=True)
+                print(f"{spec.name}: no bench signature", flush=True)
             else:
                 print(f"{spec.name}: bench {signature[0]} nodes, {signature[1]} nodes/s",
                       flush=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import math
 import subprocess
@@ -14,13 +15,13 @@ import chess.pgn
 import pytest
 
 from tools.match import (
-    ENGINE_ALIASES,
     EngineSpec,
     GameResult,
     MatchConfig,
     Opening,
     Seat,
     _adjudicate,
+    bench_signature,
     elo_estimate,
     export_revision,
     load_openings,
@@ -215,12 +216,26 @@ def test_bench_output_parsing() -> None:
 
 
 def test_engine_aliases() -> None:
-    command, protocol, cwd = resolve_engine("phalanx")
-    assert protocol == "xboard" and command[0].endswith("phalanx") and cwd is None
-    command, protocol, _ = resolve_engine("gnuchess")
-    assert protocol == "uci" and command[-1] == "--uci"
-    assert {"stockfish", "ethereal-chess", "gnuchess", "phalanx"} <= set(ENGINE_ALIASES)
-    assert resolve_engine("./my-engine -x", "xboard") == (["./my-engine", "-x"], "xboard", None)
+    phalanx = resolve_engine("phalanx")
+    assert phalanx.protocol == "xboard" and phalanx.command[0].endswith("phalanx")
+    assert phalanx.cwd is None and not phalanx.has_bench
+    gnuchess = resolve_engine("gnuchess")
+    assert gnuchess.protocol == "uci" and gnuchess.command[-1] == "--uci"
+    assert not gnuchess.has_bench  # it would take `bench` for something else and hang
+    assert resolve_engine("ethereal-chess").has_bench and resolve_engine("stockfish").has_bench
+    custom = resolve_engine("./my-engine -x", "xboard")
+    assert (custom.command, custom.protocol, custom.has_bench) == (["./my-engine", "-x"],
+                                                                    "xboard", False)
+    assert resolve_engine("./my-engine", None, bench=True).has_bench
+
+
+def test_bench_signature_of_a_command(tmp_path: Path) -> None:
+    script = tmp_path / "engine.py"
+    script.write_text("import sys\nassert sys.argv[1:] == ['bench']\n"
+                      "print('Nodes searched  : 1234')\nprint('Nodes/second    : 99')\n")
+    spec = EngineSpec("e", [sys.executable, str(script)], {}, has_bench=True)
+    assert bench_signature(spec) == (1234, 99)
+    assert bench_signature(dataclasses.replace(spec, has_bench=False)) is None
 
 
 def test_export_revision_plays_that_revision(tmp_path: Path) -> None:
