@@ -24,6 +24,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import dataclasses
+import logging
 import math
 import re
 import shlex
@@ -664,6 +665,8 @@ def make_spec(command_text: str, name: str | None, protocol: str | None,
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # XBoard engines print lines the protocol does not define ('tellics ...'): not news
+    logging.getLogger("chess.engine").setLevel(logging.ERROR)
     sprt = parse_sprt(args.sprt, args.elo_model) if args.sprt else None
     games = args.games if args.games is not None else (SPRT_MAX_GAMES if sprt else 20)
     if games < 1:
