@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine bot tests tools
+	$(BIN)/ruff check engine bot sandbox tests tools
 	$(BIN)/mypy
 
 test: lint

@@ -19,13 +19,27 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Final
 
-from bot.blocklists import BlockLists
-from bot.challenges import DeclineReason, Verdict, is_own_challenge
-from bot.conduct import TakebackLedger
-from bot.config import Config
-from bot.correspondence import CorrespondenceDesk
-from bot.engines import EngineFailure, EnginePool, EngineSpec
-from bot.events import (
+from bot.challenges.blocklists import BlockLists
+from bot.challenges.matchmaking import Matchmaker
+from bot.challenges.opponents import OpponentBook
+from bot.challenges.policy import finer_verdict, judge, sort_queue
+from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
+from bot.features.wiring import FeatureError, Features
+from bot.game.conduct import TakebackLedger
+from bot.game.correspondence import CorrespondenceDesk
+from bot.game.engines import EngineFailure, EnginePool, EngineSpec
+from bot.game.game import Game, Me, Metrics, ThinkingLoad
+from bot.game.hooks import GameHooks
+from bot.lichess.client import (
+    AuthError,
+    ClientTimings,
+    Lichess,
+    LichessError,
+    RequestError,
+    StreamOpened,
+    Unavailable,
+)
+from bot.lichess.events import (
     Challenge,
     ChallengeCanceled,
     ChallengeDeclined,
@@ -37,23 +51,9 @@ from bot.events import (
     UnknownEvent,
     parse_event,
 )
-from bot.features import FeatureError, Features
-from bot.game import Game, Me, Metrics, ThinkingLoad
-from bot.hooks import GameHooks
-from bot.lichess import (
-    AuthError,
-    ClientTimings,
-    Lichess,
-    LichessError,
-    RequestError,
-    StreamOpened,
-    Unavailable,
-)
-from bot.logs import live_view_handler
-from bot.matchmaking import Matchmaker
-from bot.opponents import OpponentBook
-from bot.policy import finer_verdict, judge, sort_queue
-from bot.status import bot_status, run_status
+from bot.ops.config import Config
+from bot.ops.logs import live_view_handler
+from bot.ops.status import bot_status, run_status
 
 log = logging.getLogger(__name__)
 

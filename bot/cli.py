@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
 
-from bot.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config, parse_url
-from bot.token import Token, TokenError, resolve_token
+from bot.ops.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config, parse_url
+from bot.ops.token import Token, TokenError, resolve_token
 
 
 class ExitCode(IntEnum):
@@ -221,7 +221,7 @@ def _token(config: Config) -> Token:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from bot.logs import setup_logging
+    from bot.ops.logs import setup_logging
 
     config = _load(args)
     token = _token(config)
@@ -231,8 +231,8 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 async def _play(config: Config, url: str, token: str) -> int:
     """The bot, with systemd told READY/STATUS/STOPPING and its watchdog fed from this loop."""
-    from bot import sdnotify
     from bot.app import run_bot  # the whole bot loads only when it is about to play
+    from bot.ops import sdnotify
 
     watchdog = asyncio.create_task(sdnotify.run_watchdog(), name="systemd watchdog")
     try:
@@ -253,8 +253,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    from bot.logs import setup_logging
-    from bot.sandbox.server import run_sandbox
+    from bot.ops.logs import setup_logging
+    from sandbox.server import run_sandbox
 
     setup_logging(args.log_level or "info")
     try:
@@ -293,7 +293,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
         return ExitCode.CONFIG
     if not args.check_token:
         return ExitCode.OK
-    from bot.account import describe, fetch_account
+    from bot.lichess.account import describe, fetch_account
 
     info = fetch_account(url, token.value)
     for line in describe(info):
@@ -304,7 +304,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 def _unusable_files(config: Config, url: str) -> list[str]:
     """What would stop `play` at start: an engine program not found, books or tablebases
     that do not open (checked by opening them as the bot does)."""
-    from bot.features import FeatureError, Features
+    from bot.features.wiring import FeatureError, Features
 
     problems = []
     command = config.engine.command
@@ -328,7 +328,7 @@ def _confirmed(username: str) -> bool:
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
-    from bot.account import fetch_account, upgrade_to_bot
+    from bot.lichess.account import fetch_account, upgrade_to_bot
 
     config = _load(args)
     url = _url(args, config)
@@ -366,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run one command and return its exit code (main() without the sys.exit)."""
-    from bot.account import AccountError
+    from bot.lichess.account import AccountError
 
     args = build_parser().parse_args(argv)
     try:

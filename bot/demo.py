@@ -23,13 +23,13 @@ from typing import Any, TextIO
 import chess
 
 from bot.app import run_bot
-from bot.config import Config
-from bot.logs import setup_logging
-from bot.pgn import pgn_path, write_pgn
-from bot.sandbox.games import ChatLine
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import GameRecord, SandboxServer
-from bot.status import format_clock
+from bot.features.pgn import pgn_path, write_pgn
+from bot.ops.config import Config
+from bot.ops.logs import setup_logging
+from bot.ops.status import format_clock
+from sandbox.games import ChatLine
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import GameRecord, SandboxServer
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ from collections import Counter
 from pathlib import Path
 
 from bot.app import run_bot
-from bot.config import Config
-from bot.game import Metrics
-from bot.lichess import ClientTimings
+from bot.game.game import Metrics
+from bot.lichess.client import ClientTimings
+from bot.ops.config import Config
 
 BOT = "kibitz"
 SERVE_FLAG = "--serve"
@@ -35,9 +35,9 @@ SERVE_FLAG = "--serve"
 
 async def serve(opponents: int, minutes_s: int, increment_s: int) -> None:
     """The sandbox side: a bot account and `opponents` random movers challenging it forever."""
-    from bot.sandbox.opponent import ChallengeSpec
-    from bot.sandbox.ratelimit import RateLimits
-    from bot.sandbox.server import SandboxServer
+    from sandbox.opponent import ChallengeSpec
+    from sandbox.ratelimit import RateLimits
+    from sandbox.server import SandboxServer
 
     server = SandboxServer(keepalive_s=2.0, limits=RateLimits(moves_per_minute=100_000))
     url = await server.start("127.0.0.1", 0)

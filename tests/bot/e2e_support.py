@@ -17,11 +17,11 @@ import aiohttp
 import chess
 
 from bot.app import run_bot
-from bot.config import Config, parse_config
-from bot.game import Me, Metrics
-from bot.hooks import GameHooks
-from bot.lichess import ClientTimings
-from bot.sandbox.server import GameRecord, SandboxServer
+from bot.game.game import Me, Metrics
+from bot.game.hooks import GameHooks
+from bot.lichess.client import ClientTimings
+from bot.ops.config import Config, parse_config
+from sandbox.server import GameRecord, SandboxServer
 
 BOT = "kibitz"
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
@@ -178,7 +178,7 @@ async def post_as(server: SandboxServer, token: str, path: str) -> int:
 
 
 def quiet_logs() -> None:
-    logging.getLogger("bot.sandbox").setLevel(logging.WARNING)
+    logging.getLogger("sandbox").setLevel(logging.WARNING)
 
 
 async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:

@@ -16,10 +16,10 @@ import chess
 import pytest
 
 from bot.app import EXIT_ACCOUNT, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, run_bot
-from bot.config import Config
-from bot.engines import EngineSpec
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import SandboxServer
+from bot.game.engines import EngineSpec
+from bot.ops.config import Config
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAKE_ENGINE,

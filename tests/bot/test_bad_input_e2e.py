@@ -12,9 +12,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.sandbox.lobby import Quirks
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import SandboxServer
+from sandbox.lobby import Quirks
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import SandboxServer
 from tests.bot.e2e_support import BOT, assert_legal, bot_games, make_config, quiet_logs, running_bot
 
 EVENT_GARBAGE = [b"this is not json\n", b'{"type":"mystery","x":1}\n', b"[1,2,3]\n",

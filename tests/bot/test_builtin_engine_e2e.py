@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import SandboxServer
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     BUILTIN,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.sandbox.challenges import Challenge
-from bot.sandbox.server import SandboxServer
+from sandbox.challenges import Challenge
+from sandbox.server import SandboxServer
 from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot, wait_for
 
 

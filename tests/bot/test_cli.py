@@ -21,9 +21,9 @@ import yaml
 
 from bot import cli
 from bot.cli import ExitCode
-from bot.config import Config, to_plain
-from bot.sandbox.server import SandboxServer
-from bot.token import TOKEN_ENV
+from bot.ops.config import Config, to_plain
+from bot.ops.token import TOKEN_ENV
+from sandbox.server import SandboxServer
 
 COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "version")
 

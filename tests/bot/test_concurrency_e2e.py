@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config
-from bot.game import Metrics
-from bot.lichess import ClientTimings
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.ratelimit import RateLimits
-from bot.sandbox.server import GameRecord, SandboxServer
+from bot.game.game import Metrics
+from bot.lichess.client import ClientTimings
+from bot.ops.config import Config
+from sandbox.opponent import ChallengeSpec
+from sandbox.ratelimit import RateLimits
+from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAST_TIMINGS,

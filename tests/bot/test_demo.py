@@ -10,8 +10,8 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from bot.config import Config
 from bot.demo import DemoError, demo_config, parse_clock, run_demo
+from bot.ops.config import Config
 from tests.bot.e2e_support import make_config
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from bot.game import Game
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import GameRecord, SandboxServer
+from bot.game.game import Game
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAST_TIMINGS,

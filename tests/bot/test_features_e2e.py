@@ -15,13 +15,13 @@ import chess
 import chess.pgn
 from aiohttp import web
 
-from bot.book import OpeningBook
-from bot.commands import CommandResponder
-from bot.hooks import ChatCommandHandler, GameHooks
-from bot.movesource import MoveSources
-from bot.online import OnlineEndpoints, OnlineSources, SourceSettings
-from bot.sandbox.online import register_online_routes
-from bot.sandbox.server import GameRecord, SandboxServer
+from bot.features.book import OpeningBook
+from bot.features.commands import CommandResponder
+from bot.features.movesource import MoveSources
+from bot.features.online import OnlineEndpoints, OnlineSources, SourceSettings
+from bot.game.hooks import ChatCommandHandler, GameHooks
+from sandbox.online import register_online_routes
+from sandbox.server import GameRecord, SandboxServer
 from tests.bot.book_files import write_book
 from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
 from tests.bot.loopback import serving

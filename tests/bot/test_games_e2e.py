@@ -9,8 +9,8 @@ from pathlib import Path
 
 import chess
 
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import GameRecord, SandboxServer
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     assert_legal,

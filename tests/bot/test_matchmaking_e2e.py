@@ -10,11 +10,11 @@ import json
 import time
 from pathlib import Path
 
-from bot.config import Config
-from bot.sandbox.challenges import Challenge
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.ratelimit import RateLimits
-from bot.sandbox.server import SandboxServer
+from bot.ops.config import Config
+from sandbox.challenges import Challenge
+from sandbox.opponent import ChallengeSpec
+from sandbox.ratelimit import RateLimits
+from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     make_config,

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import aiohttp
 import pytest
 
-from bot.sandbox.games import FirstMoveTimers
-from bot.sandbox.server import SandboxServer
+from sandbox.games import FirstMoveTimers
+from sandbox.server import SandboxServer
 from tests.sandbox.spec import SpecClient
 
 # Short timers keep the tests fast; each is still long enough to observe.

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.sandbox.accounts import A_BOT, NOT_A_BOT
-from bot.sandbox.server import SandboxServer
+from sandbox.accounts import A_BOT, NOT_A_BOT
+from sandbox.server import SandboxServer
 from tests.sandbox.conftest import Duel
 from tests.sandbox.spec import SpecClient
 

@@ -11,8 +11,8 @@ from typing import Any
 import berserk
 import chess
 
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import SandboxServer
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import SandboxServer
 
 PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5,
                 chess.QUEEN: 9, chess.KING: 0}

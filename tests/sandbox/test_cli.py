@@ -1,4 +1,4 @@
-"""Standalone runs: run_sandbox prints its URL and tokens; `python -m bot.sandbox` works."""
+"""Standalone runs: run_sandbox prints its URL and tokens; `python -m sandbox` works."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import aiohttp
 import pytest
 
-from bot.sandbox.server import _challenge_spec, run_sandbox
+from sandbox.server import _challenge_spec, run_sandbox
 
 
 async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
@@ -51,7 +51,7 @@ async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
 
 async def test_python_m_bot_sandbox_runs_until_stopped() -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.sandbox", "--port", "0", "--keepalive", "1",
+        sys.executable, "-m", "sandbox", "--port", "0", "--keepalive", "1",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     try:
         assert process.stdout is not None
@@ -71,7 +71,7 @@ async def test_python_m_bot_sandbox_runs_until_stopped() -> None:
 
 async def test_bad_command_lines_exit_with_a_message() -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.sandbox", "--fault", "status=99",
+        sys.executable, "-m", "sandbox", "--fault", "status=99",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     _, stderr = await asyncio.wait_for(process.communicate(), 20)
     assert process.returncode == 2
@@ -90,7 +90,7 @@ def test_bad_challenge_time_controls_are_refused(text: str, message: str) -> Non
 
 async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.sandbox", "--port", "0", "--engine", "/nonexistent/engine",
+        sys.executable, "-m", "sandbox", "--port", "0", "--engine", "/nonexistent/engine",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     _, stderr = await asyncio.wait_for(process.communicate(), 20)
     assert process.returncode == 2
@@ -99,7 +99,7 @@ async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
     port = blocker.sockets[0].getsockname()[1]
     try:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.sandbox", "--port", str(port),
+            sys.executable, "-m", "sandbox", "--port", str(port),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         _, stderr = await asyncio.wait_for(process.communicate(), 20)
     finally:

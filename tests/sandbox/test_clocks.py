@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from bot.sandbox.clock import UNLIMITED_MS
-from bot.sandbox.server import SandboxServer
+from sandbox.clock import UNLIMITED_MS
+from sandbox.server import SandboxServer
 from tests.sandbox.conftest import FIRST_MOVE_S, Duel
 
 # A 0+1 game starts with lila's minimum of 3 s: the shortest clock that can flag.

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import aiohttp
 
-from bot.sandbox.ratelimit import RateLimits
-from bot.sandbox.server import SandboxServer
+from sandbox.ratelimit import RateLimits
+from sandbox.server import SandboxServer
 from tests.sandbox.conftest import KEEPALIVE_S, Duel
 from tests.sandbox.spec import SpecClient
 

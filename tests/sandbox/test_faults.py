@@ -7,9 +7,9 @@ import time
 import aiohttp
 import pytest
 
-from bot.sandbox.faults import RequestFault, StreamFault, parse_fault
-from bot.sandbox.ratelimit import RateLimits
-from bot.sandbox.server import SandboxServer
+from sandbox.faults import RequestFault, StreamFault, parse_fault
+from sandbox.ratelimit import RateLimits
+from sandbox.server import SandboxServer
 from tests.sandbox.conftest import KEEPALIVE_S, Duel
 from tests.sandbox.spec import SpecClient
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.sandbox.lobby import Quirks
-from bot.sandbox.server import SandboxServer
+from sandbox.lobby import Quirks
+from sandbox.server import SandboxServer
 from tests.sandbox.conftest import CLAIM_WIN_AFTER_S, KEEPALIVE_S, Duel
 from tests.sandbox.spec import SpecClient
 

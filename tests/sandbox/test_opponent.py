@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bot.sandbox.errors import ApiError
-from bot.sandbox.opponent import ChallengeSpec
-from bot.sandbox.server import SandboxServer
+from sandbox.errors import ApiError
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import SandboxServer
 from tests.sandbox.conftest import Duel, eventually
 from tests.sandbox.spec import Stream
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import chess
 import pytest
 
-from bot.sandbox.challenges import decline_reason
-from bot.sandbox.clock import CorrespondenceClock, FischerClock
-from bot.sandbox.games import FirstMoveTimers
-from bot.sandbox.ratelimit import SlidingWindow
-from bot.sandbox.timecontrol import TimeControl
+from sandbox.challenges import decline_reason
+from sandbox.clock import CorrespondenceClock, FischerClock
+from sandbox.games import FirstMoveTimers
+from sandbox.ratelimit import SlidingWindow
+from sandbox.timecontrol import TimeControl
 
 
 class FakeTime:

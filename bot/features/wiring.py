@@ -1,0 +1,88 @@
+"""The game features the config turns on, plugged into the game hooks.
+
+Book, Syzygy tablebase and online sources become move sources (asked in that order before
+the engine); `bot.features.commands` answers chat commands; `bot.features.pgn` records every
+game. Files and sessions opened here belong to `Features` and are closed with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import aiohttp
+
+from bot.features.book import BookError
+from bot.features.commands import CommandResponder
+from bot.features.movesource import MoveSources
+from bot.features.pgn import PgnObserver, fetch_export, save_unwatched
+from bot.features.tablebase import TablebaseError
+from bot.game.hooks import ChatCommandHandler, GameContext, GameHooks, GameObserver
+from bot.lichess.client import USER_AGENT
+from bot.lichess.events import GameFull, GameInfo
+from bot.ops.config import Config
+
+log = logging.getLogger(__name__)
+
+
+class FeatureError(Exception):
+    """A configured feature cannot be used (a missing book file, say); the message says which."""
+
+
+class Features:
+    """The features of one bot run; `close()` releases their files and session."""
+
+    def __init__(self, config: Config, *, url: str, token: str) -> None:
+        self.config = config
+        self.url = url
+        self._session: aiohttp.ClientSession | None = None
+        try:
+            self.sources = MoveSources.from_config(
+                config, server_url=url, session=self._http,
+                headers={"Authorization": f"Bearer {token}"})
+        except (BookError, TablebaseError) as exc:
+            raise FeatureError(str(exc)) from exc
+
+    def _http(self) -> aiohttp.ClientSession:
+        """The session for the online services and game exports, opened on first use."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession(headers={"User-Agent": USER_AGENT})
+        return self._session
+
+    async def _export(self, game_id: str) -> str | None:
+        return await fetch_export(self._http(), self.url, game_id)
+
+    def _observer(self, full: GameFull, context: GameContext) -> GameObserver:
+        return PgnObserver(self.config.pgn, full, context, server_url=self.url,
+                           fetch_export=self._export)
+
+    async def _save_unwatched(self, info: GameInfo) -> None:
+        """A game that ended between visits: its PGN from the server's export."""
+        if info.status == "aborted":  # an aborted game is no game
+            return
+        exported = await self._export(info.game_id)
+        if exported is None:
+            return
+        written = await asyncio.to_thread(save_unwatched, self.config.pgn, info.game_id,
+                                          opponent=info.opponent_name, exported_pgn=exported)
+        if written is not None:
+            log.info("PGN of %s (ended between visits) written to %s", info.game_id, written)
+
+    def hooks(self) -> GameHooks:
+        def commands() -> ChatCommandHandler:
+            return CommandResponder()
+
+        return GameHooks(
+            move_sources=self.sources,
+            chat_commands=commands,
+            observers=(self._observer,) if self.config.pgn.enabled else (),
+            finished_unwatched=self._save_unwatched if self.config.pgn.enabled else None,
+        )
+
+    def close_files(self) -> None:
+        self.sources.close()
+
+    async def close(self) -> None:
+        self.close_files()
+        if self._session is not None:
+            await self._session.close()

@@ -1,0 +1,293 @@
+"""UCI engine processes: one per game, a spare started in advance, warm-up, restart on crash.
+
+Search never runs on the event loop: each engine is a subprocess spoken to through
+python-chess's asyncio UCI client. An engine that crashes, hangs or answers nonsense raises
+`EngineFailure`; the game then replaces it and carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import chess
+import chess.engine
+
+from bot.ops.config import EngineConfig
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S: Final = 60.0  # process start + uci/uciok + options
+WARM_UP_TIMEOUT_S: Final = 900.0  # the first start may compile the whole numba cache
+WARM_UP_LIMIT: Final = chess.engine.Limit(depth=4, time=5.0)  # a search that touches every path
+# Every new process searches once before it plays: an engine that loads compiled code
+# lazily (numba) would otherwise spend its first move's time loading it.
+PRIMING_LIMIT: Final = chess.engine.Limit(depth=2, time=1.0)
+STOP_GRACE_S: Final = 1.0  # after `stop`, wait this long for bestmove before calling it hung
+QUIT_TIMEOUT_S: Final = 2.0  # after `quit`, wait this long before killing the process
+# What a search's info lines are parsed for: depth, nodes, nps, time, score, PV (the kibitz
+# line and the conduct rules); current-move and refutation lines are not worth the work.
+SEARCH_INFO: Final = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE | chess.engine.INFO_PV
+SPARE_RETRY_S: Final = 5.0  # wait before retrying a spare engine that failed to start
+
+
+class EngineFailure(Exception):
+    """The engine crashed, hung, or could not be started; the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """How to start an engine: argv and UCI options."""
+
+    command: tuple[str, ...]
+    options: Mapping[str, str | int | bool] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: EngineConfig) -> EngineSpec:
+        command = config.command or (sys.executable, "-m", "engine")
+        return cls(tuple(command), dict(config.options))
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    """The engine's answer: the move, its last search info, and the wall time it took."""
+
+    move: chess.Move
+    info: dict[str, Any]
+    elapsed_s: float
+    timed_out: bool = False
+
+
+def _collect(task: asyncio.Future[Any]) -> None:
+    """Retrieve a finished wait's outcome, so an abandoned one never logs as unretrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
+class Engine:
+    """One running UCI engine process."""
+
+    def __init__(
+        self, transport: asyncio.SubprocessTransport, protocol: chess.engine.UciProtocol
+    ) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self.name = str(protocol.id.get("name", "UCI engine"))
+        self.pid = transport.get_pid()
+        # Waits on searches not yet answered; one whose bestmove never came (an engine that
+        # answered nonsense) stays here until the engine is closed.
+        self._waiters: set[asyncio.Future[chess.engine.BestMove]] = set()
+
+    def _wait_for(self, analysis: chess.engine.AnalysisResult) -> asyncio.Future[
+            chess.engine.BestMove]:
+        waiter = asyncio.ensure_future(analysis.wait())
+        self._waiters.add(waiter)
+        waiter.add_done_callback(self._waiters.discard)
+        waiter.add_done_callback(_collect)
+        return waiter
+
+    @property
+    def alive(self) -> bool:
+        return self._transport.get_returncode() is None and not self._protocol.returncode.done()
+
+    async def think(
+        self, board: chess.Board, limit: chess.engine.Limit, *, hard_limit_s: float, game: object,
+        root_moves: Sequence[chess.Move] | None = None,
+    ) -> Thought:
+        """The engine's move for `board`. `game` keys the transposition table: a new value
+        sends `ucinewgame`, the same one keeps the table from the previous move."""
+        start = time.monotonic()
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                analysis = await self._protocol.analysis(
+                    board, limit, game=game, info=SEARCH_INFO, root_moves=root_moves)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
+            raise EngineFailure(f"{self.name} (pid {self.pid}) did not start a search: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        # The wait runs as a task of its own, shielded: a cancelled or overrunning think sends
+        # `stop` and leaves the protocol to collect the bestmove, never cancels its future.
+        waiter = self._wait_for(analysis)
+        timed_out = False
+        try:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation that
+            # arrives as the search ends, and a stale move would be sent.
+            try:
+                async with asyncio.timeout(hard_limit_s):
+                    best = await asyncio.shield(waiter)
+            except TimeoutError:
+                timed_out = True
+                log.warning("%s (pid %s) overran its %.2f s hard limit: sending stop",
+                            self.name, self.pid, hard_limit_s)
+                analysis.stop()
+                async with asyncio.timeout(STOP_GRACE_S):
+                    best = await asyncio.shield(waiter)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
+            raise EngineFailure(f"{self.name} (pid {self.pid}) failed while searching: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            analysis.stop()
+        info = dict(analysis.info)
+        move = best.move
+        if move is None or not board.is_legal(move):
+            raise EngineFailure(f"{self.name} (pid {self.pid}) answered {move} in {board.fen()}")
+        pv = info.get("pv")
+        if isinstance(pv, list) and pv and pv[0] != move:
+            # A search stopped mid-iteration may answer a new best move after its last info
+            # line: the reported line is about another move, so only the move itself stays.
+            info["pv"] = [move]
+        return Thought(move, info, time.monotonic() - start, timed_out)
+
+    async def ponder(self, board: chess.Board, *, game: object) -> None:
+        """Search `board` (the position after the reply we expect) on the opponent's time,
+        until cancelled: the transposition table is warm for our next move. No `ponderhit`:
+        the next search starts afresh and finds the table filled."""
+        async with asyncio.timeout(START_TIMEOUT_S):
+            analysis = await self._protocol.analysis(board, None, game=game,
+                                                     info=chess.engine.INFO_NONE)
+        waiter = self._wait_for(analysis)
+        try:
+            await asyncio.shield(waiter)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            raise EngineFailure(f"{self.name} (pid {self.pid}) failed while pondering: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            analysis.stop()
+
+    async def close(self) -> None:
+        """`quit`, then kill if it does not go. Never raises (but a cancellation while it
+        waits for `quit` still closes the transport, killing the process, then goes on)."""
+        try:
+            if self.alive:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._protocol.quit(), QUIT_TIMEOUT_S)
+        finally:
+            with contextlib.suppress(Exception):
+                self._transport.close()
+            for waiter in list(self._waiters):
+                waiter.cancel()  # a search the process took with it
+
+
+async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
+                       prime: bool = False) -> Engine:
+    """Start one engine and send it the configured options it knows; `prime`: and let it
+    search once, so its first real move is not slowed by loading code."""
+    try:
+        # asyncio.timeout, not wait_for: on 3.11 a wait_for cancelled just as the start
+        # succeeds drops the result, and the process with it (running, never closed).
+        async with asyncio.timeout(timeout_s):
+            transport, protocol = await chess.engine.popen_uci(list(spec.command))
+    except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError,
+            TimeoutError) as exc:
+        raise EngineFailure(f"cannot start engine {' '.join(spec.command)!r}: "
+                            f"{type(exc).__name__}: {exc}") from exc
+    engine = Engine(transport, protocol)
+    try:
+        for name, value in spec.options.items():
+            if name not in protocol.options:
+                log.warning("engine %s has no UCI option %r: skipped", engine.name, name)
+                continue
+            try:
+                await asyncio.wait_for(protocol.configure({name: value}), timeout_s)
+            except (chess.engine.EngineError, TimeoutError) as exc:
+                log.warning("engine %s refused option %s=%r: %s", engine.name, name, value, exc)
+        if prime:
+            await engine.think(chess.Board(), PRIMING_LIMIT, hard_limit_s=timeout_s,
+                               game=object())
+    except BaseException:  # a failed priming, or a cancelled start: the process goes too
+        await engine.close()
+        raise
+    return engine
+
+
+class EnginePool:
+    """Starts engines for games; keeps one spare running so a new game never waits."""
+
+    def __init__(self, spec: EngineSpec, *, spare: bool) -> None:
+        self.spec = spec
+        self._keep_spare = spare
+        self._spare: Engine | None = None
+        self._want_spare = asyncio.Event()
+        self._live: set[Engine] = set()
+        self.name = " ".join(spec.command)
+
+    async def warm_up(self) -> str:
+        """Start an engine and run a short search, so its compiled code is cached before the
+        first game; the engine becomes the spare (or is closed). Returns the engine's name."""
+        engine = await start_engine(self.spec, timeout_s=WARM_UP_TIMEOUT_S)
+        try:
+            await engine.think(chess.Board(), WARM_UP_LIMIT, hard_limit_s=WARM_UP_TIMEOUT_S,
+                               game=object())
+        except BaseException:
+            await engine.close()
+            raise
+        self.name = engine.name
+        if self._keep_spare:
+            self._spare = engine
+            self._live.add(engine)
+        else:
+            await engine.close()
+        return engine.name
+
+    async def acquire(self) -> Engine:
+        """An engine for a new game: the spare if there is one, else a fresh start."""
+        engine, self._spare = self._spare, None
+        if self._keep_spare:
+            self._want_spare.set()
+        if engine is not None and engine.alive:
+            return engine
+        if engine is not None:
+            self._live.discard(engine)
+            await engine.close()
+        engine = await start_engine(self.spec, prime=True)
+        self._live.add(engine)
+        return engine
+
+    async def release(self, engine: Engine) -> None:
+        self._live.discard(engine)
+        await engine.close()
+
+    async def replace(self, engine: Engine) -> Engine:
+        """A crashed or hung engine out, a fresh one in."""
+        log.warning("replacing engine %s (pid %s)", engine.name, engine.pid)
+        await self.release(engine)
+        return await self.acquire()
+
+    async def keep_spare(self) -> None:
+        """Long-lived task: start a new spare each time the last one was taken."""
+        if not self._keep_spare:
+            return
+        self._want_spare.set()
+        while True:
+            await self._want_spare.wait()
+            self._want_spare.clear()
+            if self._spare is not None and self._spare.alive:
+                continue
+            try:
+                engine = await start_engine(self.spec, prime=True)
+            except EngineFailure as exc:
+                log.error("spare engine: %s; retrying in %.0f s", exc, SPARE_RETRY_S)
+                await asyncio.sleep(SPARE_RETRY_S)
+                self._want_spare.set()
+                continue
+            self._live.add(engine)
+            if self._spare is not None:
+                await self.release(self._spare)
+            self._spare = engine
+
+    async def close(self) -> None:
+        """Close every engine still running (spare and any a game did not release)."""
+        self._spare = None
+        engines = list(self._live)
+        self._live.clear()
+        await asyncio.gather(*(engine.close() for engine in engines))
+
+    @property
+    def running(self) -> int:
+        return sum(1 for engine in self._live if engine.alive)
+

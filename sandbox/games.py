@@ -1,0 +1,539 @@
+"""One game on the sandbox: the board, the clock, offers, chat and every way it can end."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import string
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import chess
+
+from sandbox.accounts import Account
+from sandbox.clock import UNLIMITED_MS, CorrespondenceClock, FischerClock
+from sandbox.errors import ApiError, form_error
+from sandbox.timecontrol import TimeControl, perf_key
+
+STATUS_IDS = {
+    "created": 10, "started": 20, "aborted": 25, "mate": 30, "resign": 31, "stalemate": 32,
+    "timeout": 33, "draw": 34, "outoftime": 35, "cheat": 36, "noStart": 37,
+    "unknownFinish": 38, "insufficientMaterialClaim": 39, "variantEnd": 60,
+}
+PLAYING = frozenset({"created", "started"})
+# Sources where a missed first move loses the game instead of aborting it.
+MANDATORY_SOURCES = frozenset({"arena", "swiss", "tournament"})
+
+ID_ALPHABET = string.ascii_letters + string.digits
+GAME_ID_LENGTH = 8
+PLAYER_ID_LENGTH = 4
+MAX_CHAT_LENGTH = 140
+# A draw offer needs this many plies played, and at most one offer per this many plies.
+DRAW_OFFER_MIN_PLIES = 2
+DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW = 60
+# Seconds one may give the opponent at a time (POST /api/round/{id}/add-time/{seconds}).
+MIN_GIVE_TIME_S = 5
+MAX_GIVE_TIME_S = 60
+DRAW_OFFER_INTERVAL_PLIES = 20
+# lichess ends the game as a draw after 300 moves.
+MAX_PLIES = 600
+# Text that looks like a link: bot messages with links are silently dropped.
+LINK_PATTERN = re.compile(
+    r"https?://|www\.|\b[\w-]+\.(?:com|org|net|io|me|gg|tv|co|ly|info|xyz|ru|de|uk)\b",
+    re.IGNORECASE,
+)
+# Shouting is lowered once a message has this many letters, nearly all capitals.
+SHOUT_MIN_LETTERS = 5
+SHOUT_CAPITAL_SHARE = 0.8
+
+# Time allowed for the first move, by speed (lila timeForFirstMove), outside and inside
+# tournaments.
+DEFAULT_FIRST_MOVE_S = {
+    "ultraBullet": 15.0, "bullet": 20.0, "blitz": 25.0, "rapid": 30.0,
+    "classical": 35.0, "correspondence": 35.0,
+}
+DEFAULT_TOURNAMENT_FIRST_MOVE_S = {
+    "ultraBullet": 11.0, "bullet": 16.0, "blitz": 21.0, "rapid": 25.0,
+    "classical": 30.0, "correspondence": 30.0,
+}
+DEFAULT_EXPIRABLE_SOURCES = frozenset({"lobby", "pool", "arena", "swiss"})
+
+
+def new_id(length: int) -> str:
+    return "".join(secrets.choice(ID_ALPHABET) for _ in range(length))
+
+
+@dataclass(frozen=True)
+class FirstMoveTimers:
+    """When a player who has not made a first move loses the game (or it is aborted).
+
+    Lichess applies these only to games from the sources listed here: challenge games
+    (source "friend") are never expired by the server, and the bot must abort them itself.
+    """
+
+    seconds_by_speed: dict[str, float] = field(
+        default_factory=lambda: dict(DEFAULT_FIRST_MOVE_S))
+    tournament_seconds_by_speed: dict[str, float] = field(
+        default_factory=lambda: dict(DEFAULT_TOURNAMENT_FIRST_MOVE_S))
+    sources: frozenset[str] = DEFAULT_EXPIRABLE_SOURCES
+
+    def seconds(self, speed: str, source: str) -> float:
+        if source in MANDATORY_SOURCES:
+            return self.tournament_seconds_by_speed.get(
+                speed, DEFAULT_TOURNAMENT_FIRST_MOVE_S["classical"])
+        return self.seconds_by_speed.get(speed, DEFAULT_FIRST_MOVE_S["classical"])
+
+
+@dataclass(frozen=True)
+class ChatLine:
+    room: str
+    username: str
+    text: str
+
+
+class GameObserver(Protocol):
+    """Receives everything a game does, to turn it into stream events."""
+
+    def state_changed(self, game: Game) -> None: ...
+
+    def chat_line(self, game: Game, line: ChatLine) -> None: ...
+
+    def finished(self, game: Game) -> None: ...
+
+
+@dataclass
+class GameSettings:
+    """Server-wide settings a game needs."""
+
+    first_move: FirstMoveTimers = field(default_factory=FirstMoveTimers)
+    claim_win_after_s: float = 10.0
+    legacy_castling: bool = False
+    now: Callable[[], float] = time.monotonic
+
+
+def color_name(color: chess.Color) -> str:
+    return "white" if color else "black"
+
+
+class Game:
+    """A game between two accounts, driven by API commands and by its own timers."""
+
+    def __init__(
+        self,
+        *,
+        white: Account,
+        black: Account,
+        variant: str,
+        time_control: TimeControl,
+        rated: bool,
+        initial_fen: str | None,
+        source: str,
+        settings: GameSettings,
+        observer: GameObserver,
+        game_id: str | None = None,
+        rules: frozenset[str] = frozenset(),
+    ) -> None:
+        self.id = game_id or new_id(GAME_ID_LENGTH)
+        self.rules = rules  # challenge rules: noAbort, noEarlyDraw, noClaimWin, ...
+        self.players = {chess.WHITE: white, chess.BLACK: black}
+        self.player_ids = {chess.WHITE: new_id(PLAYER_ID_LENGTH),
+                           chess.BLACK: new_id(PLAYER_ID_LENGTH)}
+        self.variant = variant
+        self.time_control = time_control
+        self.rated = rated
+        self.source = source
+        self.settings = settings
+        self.observer = observer
+        self.created_at_ms = int(time.time() * 1000)
+        self.last_move_at_ms = self.created_at_ms
+        # From-position games use Chess960 castling too: their rooks may stand anywhere.
+        chess960 = variant in ("chess960", "fromPosition")
+        self.board = chess.Board(initial_fen or chess.STARTING_FEN, chess960=chess960)
+        self.initial_fen = initial_fen
+        self.first_mover = self.board.turn
+        self.status = "started"
+        self.winner: chess.Color | None = None
+        self.uci_moves: list[str] = []
+        self.clock_ms_history: list[int] = []
+        self.clock: FischerClock | None = None
+        self.correspondence: CorrespondenceClock | None = None
+        if time_control.limit_s is not None:
+            self.clock = FischerClock(
+                time_control.limit_s, time_control.increment_s or 0, settings.now)
+        elif time_control.days is not None:
+            self.correspondence = CorrespondenceClock(
+                time_control.days, self.board.turn, settings.now)
+        self.draw_offers: set[chess.Color] = set()
+        self.last_draw_offer_ply: dict[chess.Color, int] = {}
+        self.takeback_offers: set[chess.Color] = set()
+        self.chat: list[ChatLine] = []
+        self.gone_since_s: dict[chess.Color, float] = {}
+        self.rating_diffs: dict[chess.Color, int] = {}
+        self.ratings_before = {c: a.rating(self.perf) for c, a in self.players.items()}
+        self._turn_started_s = settings.now()
+        self._timer: asyncio.TimerHandle | None = None
+        self._schedule_timer()
+
+    # --- facts -------------------------------------------------------------------------
+
+    @property
+    def speed(self) -> str:
+        return self.time_control.speed
+
+    @property
+    def perf(self) -> str:
+        return perf_key(self.variant, self.time_control)
+
+    @property
+    def plies(self) -> int:
+        return len(self.uci_moves)
+
+    @property
+    def playing(self) -> bool:
+        return self.status in PLAYING
+
+    @property
+    def turn(self) -> chess.Color:
+        return self.board.turn
+
+    @property
+    def moves(self) -> str:
+        return " ".join(self.uci_moves)
+
+    @property
+    def expirable(self) -> bool:
+        return (self.playing and self.plies < 2
+                and self.source in self.settings.first_move.sources)
+
+    @property
+    def abortable(self) -> bool:
+        return self.playing and self.plies < 2 and "noAbort" not in self.rules
+
+    def full_id(self, color: chess.Color) -> str:
+        return self.id + self.player_ids[color]
+
+    def color_of(self, account: Account) -> chess.Color | None:
+        for color, player in self.players.items():
+            if player.id == account.id:
+                return color
+        return None
+
+    def require_player(self, account: Account) -> chess.Color:
+        color = self.color_of(account)
+        if color is None:
+            raise ApiError(404, "Not your game")
+        return color
+
+    def remaining_ms(self, color: chess.Color) -> int:
+        if self.clock is not None:
+            return int(self.clock.remaining_ms(color))
+        if self.correspondence is not None:
+            return int(self.correspondence.remaining_ms(color))
+        return UNLIMITED_MS
+
+    def millis_to_first_move(self) -> int:
+        return int(self.settings.first_move.seconds(self.speed, self.source) * 1000)
+
+    def idle_ms(self) -> int:
+        return int((self.settings.now() - self._turn_started_s) * 1000)
+
+    # --- moves -------------------------------------------------------------------------
+
+    def move(self, account: Account, uci: str, offering_draw: bool | None = None) -> None:
+        color = self.require_player(account)
+        try:
+            move = chess.Move.from_uci(uci)
+        except ValueError:
+            move = chess.Move.null()
+        if not move:  # python-chess reads "0000" as a null move; lila knows no such move
+            raise ApiError(400, f"Invalid UCI: {uci}")
+        self.check_flag()
+        if not self.playing or self.turn != color:
+            raise ApiError(400, "Not your turn, or game already over")
+        try:
+            move = self.board.parse_uci(uci)
+        except ValueError:
+            raise ApiError(400, self._illegal_reason(move)) from None
+        accepting = offering_draw is True and (not color) in self.draw_offers
+        self._push(move)
+        if self._end_by_rules():
+            return
+        if accepting:
+            self._system_message("Draw offer accepted")
+            self._finish("draw", None)
+            return
+        if offering_draw:
+            self._offer_draw(color)
+        self._schedule_timer()
+        self.observer.state_changed(self)
+
+    def _illegal_reason(self, move: chess.Move) -> str:
+        piece = self.board.piece_at(move.from_square)
+        from_name = chess.square_name(move.from_square)
+        if piece is None or piece.color != self.turn:
+            return f"No piece on {from_name}"
+        return f"Piece on {from_name} cannot move to {chess.square_name(move.to_square)}"
+
+    def _push(self, move: chess.Move) -> None:
+        mover = self.turn
+        chess960_notation = not (self.settings.legacy_castling and self.variant == "standard")
+        self.uci_moves.append(self.board.uci(move, chess960=chess960_notation))
+        self.board.push(move)
+        self.draw_offers.discard(not mover)
+        self.takeback_offers.clear()
+        if self.clock is not None:
+            if self.clock.running:
+                self.clock.press(mover)
+            elif self.plies >= 2:
+                self.clock.start(self.turn)
+            self.clock_ms_history.append(int(self.clock.remaining_ms(mover)))
+        if self.correspondence is not None:
+            self.correspondence.press(self.turn)
+        self._turn_started_s = self.settings.now()
+        self.last_move_at_ms = int(time.time() * 1000)
+
+    def _end_by_rules(self) -> bool:
+        board = self.board
+        if board.is_checkmate():
+            self._finish("mate", not board.turn)
+        elif board.is_stalemate():
+            self._finish("stalemate", None)
+        elif (board.is_insufficient_material() or board.is_repetition(3)
+              or board.halfmove_clock >= 100 or self.plies >= MAX_PLIES):
+            self._finish("draw", None)
+        else:
+            return False
+        return True
+
+    # --- timers --------------------------------------------------------------------------
+
+    def _schedule_timer(self) -> None:
+        """Arm one timer for the next thing that can end the game by itself."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self.playing:
+            return
+        delay_s: float | None = None
+        if self.expirable:
+            delay_s = self.settings.first_move.seconds(self.speed, self.source)
+        elif self.clock is not None:
+            delay_s = self.clock.seconds_to_flag()
+        elif self.correspondence is not None:
+            delay_s = self.correspondence.seconds_to_flag()
+        if delay_s is not None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(max(delay_s, 0.0) + 0.001, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if not self.playing:
+            return
+        if self.expirable:
+            if self.idle_ms() >= self.millis_to_first_move():
+                culprit = self.turn
+                if self.source in MANDATORY_SOURCES:
+                    self._finish("noStart", not culprit)
+                else:
+                    self._finish("aborted", None)
+                return
+        elif self.check_flag():
+            return
+        self._schedule_timer()
+
+    def check_flag(self) -> bool:
+        """End the game on time if the side to move has run out; True if it ended."""
+        if not self.playing:
+            return False
+        flagged = False
+        if self.clock is not None:
+            flagged = self.clock.flagged(self.turn)
+        elif self.correspondence is not None:
+            flagged = self.correspondence.seconds_to_flag() <= 0.0
+        if not flagged:
+            return False
+        loser = self.turn
+        winner: chess.Color | None = not loser
+        if self.board.has_insufficient_material(not loser):
+            winner = None
+        self._finish("outoftime", winner)
+        return True
+
+    # --- commands ------------------------------------------------------------------------
+
+    def abort(self, account: Account) -> None:
+        self.require_player(account)
+        if not self.abortable:
+            raise ApiError(400, "This game can no longer be aborted")
+        self._finish("aborted", None)
+
+    def resign(self, account: Account) -> None:
+        color = self.require_player(account)
+        self.check_flag()
+        # Under noAbort, the first two plies can be neither aborted nor resigned (lila#15318).
+        if not self.playing or (self.plies < 2 and not self.abortable):
+            raise ApiError(400, "This game cannot be resigned")
+        if self.abortable:
+            self._finish("aborted", None)
+        else:
+            self._finish("resign", not color)
+
+    def draw(self, account: Account, yes: bool) -> None:
+        """Offer or accept a draw (yes), or decline the opponent's offer (no)."""
+        color = self.require_player(account)
+        if not self.playing:
+            return
+        if not yes:
+            self._decline(self.draw_offers, color, "Draw offer declined")
+            return
+        if (not color) in self.draw_offers:
+            self._system_message("Draw offer accepted")
+            self._finish("draw", None)
+        elif self._offer_draw(color):
+            self.observer.state_changed(self)
+
+    def _decline(self, offers: set[chess.Color], color: chess.Color, message: str) -> None:
+        """`color` declines the opponent's standing offer, if there is one."""
+        if (not color) in offers:
+            offers.discard(not color)
+            self._system_message(message)
+            self.observer.state_changed(self)
+
+    def _offer_draw(self, color: chess.Color) -> bool:
+        last = self.last_draw_offer_ply.get(color)
+        min_plies = (DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW if "noEarlyDraw" in self.rules
+                     else DRAW_OFFER_MIN_PLIES)
+        if (self.plies < min_plies or color in self.draw_offers
+                or (last is not None and self.plies - last < DRAW_OFFER_INTERVAL_PLIES)):
+            return False
+        self.draw_offers.add(color)
+        self.last_draw_offer_ply[color] = self.plies
+        self._system_message(f"{color_name(color).capitalize()} offers draw")
+        return True
+
+    def takeback(self, account: Account, yes: bool) -> None:
+        """Propose or accept a takeback (yes), or decline the opponent's proposal (no)."""
+        color = self.require_player(account)
+        if not self.playing:
+            return
+        if not yes:
+            self._decline(self.takeback_offers, color, "Takeback declined")
+            return
+        if (not color) in self.takeback_offers:
+            proposer = not color
+            # Undo until the proposer is to move again.
+            count = 2 if self.turn == proposer else 1
+            for _ in range(min(count, self.plies)):
+                self.board.pop()
+                self.uci_moves.pop()
+                if self.clock_ms_history:
+                    self.clock_ms_history.pop()
+            self.takeback_offers.clear()
+            self.draw_offers.clear()
+            # The side to move now has the running clock; no time is given back.
+            if self.clock is not None and self.clock.running:
+                self.clock.switch(self.turn)
+            if self.correspondence is not None:
+                self.correspondence.press(self.turn)
+            self._turn_started_s = self.settings.now()
+            self._system_message("Takeback accepted")
+            self._schedule_timer()
+            self.observer.state_changed(self)
+        elif color not in self.takeback_offers and self.has_moved(color):
+            self.takeback_offers.add(color)
+            self._system_message("Takeback sent")
+            self.observer.state_changed(self)
+
+    def add_time(self, account: Account, seconds: int) -> None:
+        """Give the opponent more time on the clock."""
+        color = self.require_player(account)
+        if not MIN_GIVE_TIME_S <= seconds <= MAX_GIVE_TIME_S:
+            raise form_error("seconds", f"Use {MIN_GIVE_TIME_S} to {MAX_GIVE_TIME_S}")
+        self.check_flag()
+        if not self.playing or self.clock is None or "noGiveTime" in self.rules:
+            raise ApiError(400, "This game does not accept more time")
+        self.clock.give(not color, seconds * 1000)
+        self._system_message(f"{color_name(not color).capitalize()} + {seconds} seconds")
+        self._schedule_timer()
+        self.observer.state_changed(self)
+
+    def has_moved(self, color: chess.Color) -> bool:
+        return self.plies >= (1 if color == self.first_mover else 2)
+
+    def opponent_claimable(self, color: chess.Color) -> bool:
+        """Whether `color` may claim the game because the opponent has left."""
+        gone_s = self.gone_since_s.get(not color)
+        return ("noClaimWin" not in self.rules and gone_s is not None
+                and self.settings.now() - gone_s >= self.settings.claim_win_after_s)
+
+    def claim_victory(self, account: Account) -> None:
+        color = self.require_player(account)
+        if not self.playing:
+            raise ApiError(400, "You cannot claim the win on this game")
+        if self.opponent_claimable(color):
+            self._finish("timeout", color)
+
+    def claim_draw(self, account: Account) -> None:
+        color = self.require_player(account)
+        if not self.playing:
+            raise ApiError(400, "You cannot claim draw on this game")
+        if self.opponent_claimable(color):
+            self._finish("draw", None)
+
+    # --- chat ----------------------------------------------------------------------------
+
+    def say(self, account: Account, room: str, text: str) -> None:
+        """Post to a chat room; a message with a link is silently dropped, as on lichess."""
+        if room not in ("player", "spectator"):
+            raise form_error("room", "Invalid value: use player or spectator")
+        # lila's normalisation: blank lines collapsed, one's own @mention removed.
+        text = re.sub(r"\n\s*\n+", "\n", text)
+        text = re.sub(rf"@{re.escape(account.username)}\b", "", text, flags=re.IGNORECASE)
+        text = text.strip()
+        if not text:
+            raise form_error("text", "This field is required")
+        if len(text) > MAX_CHAT_LENGTH:
+            raise form_error("text", f"Maximum length is {MAX_CHAT_LENGTH}")
+        if LINK_PATTERN.search(text):
+            return
+        letters = [c for c in text if c.isalpha()]
+        capitals = sum(c.isupper() for c in letters)
+        if len(letters) >= SHOUT_MIN_LETTERS and capitals >= SHOUT_CAPITAL_SHARE * len(letters):
+            text = text.lower()
+        self._add_chat(ChatLine(room, account.username, text))
+
+    def _system_message(self, text: str) -> None:
+        self._add_chat(ChatLine("player", "lichess", text))
+
+    def _add_chat(self, line: ChatLine) -> None:
+        self.chat.append(line)
+        self.observer.chat_line(self, line)
+
+    # --- the end -------------------------------------------------------------------------
+
+    def finish_by_server(self, status: str, winner: chess.Color | None) -> None:
+        """End the game from outside (the sandbox's own API), if it is still running."""
+        if self.playing:
+            self._finish(status, winner)
+
+    def _finish(self, status: str, winner: chess.Color | None) -> None:
+        self.status = status
+        self.winner = winner
+        self.draw_offers.clear()
+        self.takeback_offers.clear()
+        if self.clock is not None:
+            self.clock.stop()
+        if self.correspondence is not None:
+            self.correspondence.stop()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.observer.finished(self)
+
+    def cancel_timers(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

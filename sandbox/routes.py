@@ -1,0 +1,403 @@
+"""HTTP handlers: the Bot, Board, Challenge, Account and Game-export endpoints."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+import chess
+from aiohttp import web
+
+from sandbox import pgn, streams
+from sandbox.accounts import (
+    BOARD_PLAY,
+    BOT_PLAY,
+    CHALLENGE_READ,
+    CHALLENGE_WRITE,
+    Account,
+)
+from sandbox.challenges import ChallengeRequest, parse_bool
+from sandbox.errors import ApiError, RateLimited, form_error, json_response, ok
+from sandbox.faults import FaultPlan, RateLimitedFault, apply
+from sandbox.games import Game
+from sandbox.lobby import Lobby
+from sandbox.ratelimit import ACCOUNT_LIMIT, EVENT_STREAM_LIMIT, too_many
+from sandbox.views import playing_entry_json, user_extended_json, user_json
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+TRUEISH = frozenset({"1", "true", "True", "on", "yes"})
+MAX_PLAYING = 50
+MAX_ONLINE = 512
+MAX_STATUS_IDS = 100
+CHALLENGE_SCOPES = (CHALLENGE_WRITE, BOT_PLAY, BOARD_PLAY)
+
+
+async def read_form(request: web.Request) -> dict[str, str]:
+    """Form fields from a urlencoded or JSON body (berserk sends JSON), plus the query."""
+    fields = {k: v for k, v in request.query.items()}
+    if not request.can_read_body:
+        return fields
+    if request.content_type == "application/json":
+        try:
+            body = await request.json()
+        except json.JSONDecodeError as exc:
+            raise ApiError(400, f"Invalid JSON body: {exc}") from None
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON body: expected an object")
+        for key, value in body.items():
+            if value is None:
+                continue
+            fields[key] = (("true" if value else "false") if isinstance(value, bool)
+                           else str(value))
+        return fields
+    if request.content_type == "text/plain":
+        return fields
+    post = await request.post()
+    fields.update({k: v for k, v in post.items() if isinstance(v, str)})
+    return fields
+
+
+def _int_param(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{name}: expected an integer") from None
+    return max(low, min(high, value))
+
+
+class Api:
+    """The aiohttp application's handlers, over one Lobby."""
+
+    def __init__(self, lobby: Lobby, faults: FaultPlan) -> None:
+        self.lobby = lobby
+        self.faults = faults
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        token_owner = self._token_owner(request)
+        response = await self._reply(request, handler, token_owner)
+        self.lobby.replies[(token_owner, response.status)] += 1
+        return response
+
+    async def _reply(self, request: web.Request, handler: Handler,
+                     token_owner: str | None) -> web.StreamResponse:
+        html = self.lobby.settings.limits.html_bodies
+        try:
+            fired = self.faults.take(request.method, request.path, token_owner)
+            if fired:
+                injected = await apply(fired)
+                if injected is not None:
+                    return injected
+            return await handler(request)
+        except RateLimitedFault as exc:
+            if exc.html:
+                return too_many(exc.message, None, exc.wait_s, html=True)
+            return exc.response()
+        except RateLimited as exc:
+            if html:
+                return too_many(exc.message, None, exc.wait_s, html=True, status=exc.status)
+            return exc.response()
+        except ApiError as exc:
+            return exc.response()
+        except web.HTTPNotFound:
+            return json_response({"error": "Not found"}, status=404)
+        except web.HTTPMethodNotAllowed as exc:
+            return json_response({"error": f"Method {exc.method} not allowed"}, status=405)
+        except web.HTTPException:
+            raise
+        except Exception:
+            log.exception("sandbox handler failed: %s %s", request.method, request.path)
+            return json_response({"error": "Internal server error"}, status=500)
+
+    def _token_owner(self, request: web.Request) -> str | None:
+        _, _, token = request.headers.get("Authorization", "").partition(" ")
+        account = self.lobby.accounts.by_token(token.strip())
+        return account.username if account else None
+
+    def auth(self, request: web.Request, *scopes: str) -> Account:
+        account = self.lobby.accounts.authenticate(request.headers.get("Authorization"))
+        account.require_scope(*scopes)
+        return account
+
+    def play_auth(self, request: web.Request) -> Account:
+        """Bot API calls need a BOT with bot:play; Board API calls a human with board:play."""
+        if request.match_info["api"] == "bot":
+            account = self.auth(request, BOT_PLAY)
+            account.require_bot()
+        else:
+            account = self.auth(request, BOARD_PLAY)
+            account.require_not_bot()
+        return account
+
+    def routes(self) -> list[web.RouteDef]:
+        play = r"/api/{api:bot|board}/game"
+        return [
+            web.get("/api/account", self.account),
+            web.get("/api/account/playing", self.playing),
+            web.post("/api/token/test", self.token_test),
+            web.post("/api/bot/account/upgrade", self.upgrade),
+            web.get("/api/bot/online", self.online),
+            web.get("/api/user/{username}", self.public_user),
+            web.get("/api/users/status", self.users_status),
+            web.get("/api/stream/event", self.event_stream),
+            web.get("/api/challenge", self.list_challenges),
+            web.post("/api/challenge/{username}", self.create_challenge),
+            web.get("/api/challenge/{id}/show", self.show_challenge),
+            web.post("/api/challenge/{id}/accept", self.accept),
+            web.post("/api/challenge/{id}/decline", self.decline),
+            web.post("/api/challenge/{id}/cancel", self.cancel),
+            web.get(play + "/stream/{id}", self.game_stream),
+            web.post(play + "/{id}/move/{move}", self.move),
+            web.post(play + "/{id}/chat", self.post_chat),
+            web.get(play + "/{id}/chat", self.get_chat),
+            web.post(play + "/{id}/{action:abort|resign|claim-victory|claim-draw}",
+                     self.command),
+            web.post(play + "/{id}/{action:draw|takeback}/{accept}", self.command),
+            web.post("/api/round/{id}/add-time/{seconds}", self.add_time),
+            web.get("/game/export/{id}", self.export),
+        ]
+
+    # --- account -------------------------------------------------------------------------
+
+    async def account(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request)
+        wait_s = self.lobby.limiters.account.consume(account.id)
+        if wait_s:
+            raise RateLimited(ACCOUNT_LIMIT, "api.account.user", wait_s)
+        playing = len(self.lobby.ongoing(account))
+        return json_response(user_extended_json(account, self.lobby.base_url(), playing))
+
+    async def playing(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request)
+        nb = _int_param(request, "nb", 9, 1, MAX_PLAYING)
+        games = self.lobby.ongoing(account)
+        return json_response({
+            "nbMyTurn": sum(1 for g, c in games if g.turn == c),
+            "nowPlaying": [playing_entry_json(g, c) for g, c in games[:nb]],
+        })
+
+    async def token_test(self, request: web.Request) -> web.StreamResponse:
+        text = await request.text()
+        tokens = [t.strip() for t in text.split(",") if t.strip()]
+        if len(tokens) > 1000:
+            raise ApiError(400, "At most 1000 tokens")
+        result: dict[str, object] = {}
+        for token in tokens:
+            account = self.lobby.accounts.by_token(token)
+            result[token] = None if account is None else {
+                "userId": account.id, "scopes": ",".join(sorted(account.scopes)),
+                "expires": None}
+        return json_response(result)
+
+    async def upgrade(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, BOT_PLAY)
+        if account.bot:
+            return ok()
+        if account.games_played > 0:
+            raise ApiError(400, "You already have games played. Make a new account.")
+        account.bot = True
+        return ok()
+
+    async def online(self, request: web.Request) -> web.StreamResponse:
+        nb = _int_param(request, "nb", 100, 1, MAX_ONLINE)
+        online = self.lobby.hub.online()
+        bots = [a for a in self.lobby.accounts.all() if a.bot and a.id in online][:nb]
+        body = b"".join(streams.encode(user_json(a)) for a in bots)
+        return web.Response(body=body, content_type=streams.NDJSON)
+
+    async def public_user(self, request: web.Request) -> web.StreamResponse:
+        account = self.lobby.accounts.by_name(request.match_info["username"])
+        if account is None:
+            raise ApiError(404, "Not found")
+        playing = len(self.lobby.ongoing(account))
+        return json_response(user_extended_json(account, self.lobby.base_url(), playing))
+
+    async def users_status(self, request: web.Request) -> web.StreamResponse:
+        ids = [i.strip() for i in request.query.get("ids", "").split(",") if i.strip()]
+        if not ids:
+            raise form_error("ids", "This field is required")
+        if len(ids) > MAX_STATUS_IDS:
+            raise form_error("ids", f"At most {MAX_STATUS_IDS} ids")
+        online = self.lobby.hub.online()
+        found = [a for a in map(self.lobby.accounts.by_name, ids) if a is not None]
+        return json_response([
+            {"id": a.id, "name": a.username, **({"title": a.title} if a.title else {}),
+             "online": a.id in online, "playing": bool(self.lobby.ongoing(a))}
+            for a in found])
+
+    # --- event stream ----------------------------------------------------------------------
+
+    async def event_stream(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, CHALLENGE_READ, BOT_PLAY, BOARD_PLAY)
+        token = request.headers.get("Authorization", "")
+        wait_s = self.lobby.limiters.event_stream.consume(token)
+        if wait_s:
+            raise RateLimited(EVENT_STREAM_LIMIT, "api.stream.event.bearer", wait_s)
+        hub = self.lobby.hub
+        subscriber = hub.open_event_stream(account.id)
+        return await streams.serve(
+            request, subscriber, self.lobby.settings.keepalive_s,
+            first=self.lobby.event_stream_backlog(account),
+            on_close=lambda: hub.close_event_stream(subscriber))
+
+    # --- challenges ------------------------------------------------------------------------
+
+    async def list_challenges(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, CHALLENGE_READ)
+        pending = self.lobby.pending_for(account)
+        return json_response({
+            "in": [self.lobby.challenge_json(c, "in") for c in pending
+                   if c.dest.id == account.id],
+            "out": [self.lobby.challenge_json(c, "out") for c in pending
+                    if c.challenger.id == account.id],
+        })
+
+    async def create_challenge(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, *CHALLENGE_SCOPES)
+        form = await read_form(request)
+        if request.match_info["username"] == "ai":
+            raise ApiError(400, "The sandbox has no Lichess AI: challenge one of its accounts")
+        challenge_request = ChallengeRequest.parse(form)
+        challenge = self.lobby.create_challenge(
+            account, request.match_info["username"], challenge_request)
+        body = self.lobby.challenge_json(challenge, "out")
+        if not challenge_request.keep_alive_stream:
+            return json_response(body)
+        subscriber = streams.Subscriber("challenge", account.id, challenge.id)
+        hub = self.lobby.hub
+        hub.other_streams.append(subscriber)
+
+        def closed() -> None:
+            hub.other_streams.remove(subscriber)
+            # Closing the keep-alive stream withdraws a challenge nobody answered.
+            self.lobby.expire_challenge(challenge.id)
+
+        return await streams.serve(request, subscriber, self.lobby.settings.keepalive_s,
+                                   first=[body], on_close=closed)
+
+    async def show_challenge(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, CHALLENGE_READ)
+        challenge = self.lobby.find_challenge(account, request.match_info["id"])
+        direction = "out" if challenge.challenger.id == account.id else "in"
+        return json_response(self.lobby.challenge_json(challenge, direction))
+
+    async def accept(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, *CHALLENGE_SCOPES)
+        self.lobby.accept(account, request.match_info["id"])
+        return ok()
+
+    async def decline(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, *CHALLENGE_SCOPES)
+        form = await read_form(request)
+        self.lobby.decline(account, request.match_info["id"], form.get("reason"))
+        return ok()
+
+    async def cancel(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, *CHALLENGE_SCOPES)
+        self.lobby.cancel(account, request.match_info["id"])
+        return ok()
+
+    # --- games -----------------------------------------------------------------------------
+
+    def _my_game(self, request: web.Request) -> tuple[Account, Game, chess.Color]:
+        account = self.play_auth(request)
+        game = self.lobby.find_game(request.match_info["id"])
+        color = game.require_player(account)
+        if game.speed == "ultraBullet":  # compat: neither API plays UltraBullet
+            api = "Bot" if request.match_info["api"] == "bot" else "Board"
+            raise ApiError(400, f"This game cannot be played with the {api} API.")
+        return account, game, color
+
+    async def game_stream(self, request: web.Request) -> web.StreamResponse:
+        _, game, color = self._my_game(request)
+        lobby = self.lobby
+        game.check_flag()
+        if not game.playing:
+            return self._finished_stream(game)
+        subscriber = lobby.hub.open_game_stream(
+            game.id, game.players[color].id, request.headers.get("User-Agent", ""))
+        lobby.game_stream_opened(game, color)
+
+        def closed() -> None:
+            lobby.hub.close_game_stream(subscriber)
+            lobby.game_stream_closed(game, color)
+
+        first = [lobby.full(game)]
+        # A client that reconnects after the opponent left learns it again.
+        if game.gone_since_s.get(not color) is not None:
+            first.append({"type": "opponentGone", "gone": True, "claimWinInSeconds": max(
+                0, round(game.settings.claim_win_after_s
+                         - (game.settings.now() - game.gone_since_s[not color])))})
+        return await streams.serve(request, subscriber, lobby.settings.keepalive_s,
+                                   first=first, on_close=closed)
+
+    def _finished_stream(self, game: Game) -> web.StreamResponse:
+        body = streams.encode(self.lobby.full(game))
+        return web.Response(body=body, content_type=streams.NDJSON)
+
+    async def move(self, request: web.Request) -> web.StreamResponse:
+        account, game, _ = self._my_game(request)
+        wait_s = self.lobby.limiters.moves.consume(account.id)
+        if wait_s:
+            raise RateLimited("Too many requests. Try again later.", "api.bot.move", wait_s)
+        raw_offer = request.query.get("offeringDraw")
+        offering = None if raw_offer is None else parse_bool(request.query, "offeringDraw")
+        game.move(account, request.match_info["move"], offering)
+        return ok()
+
+    async def post_chat(self, request: web.Request) -> web.StreamResponse:
+        account, game, _ = self._my_game(request)
+        form = await read_form(request)
+        game.say(account, form.get("room", ""), form.get("text", ""))
+        return ok()
+
+    async def get_chat(self, request: web.Request) -> web.StreamResponse:
+        _, game, _ = self._my_game(request)
+        return json_response([{"user": line.username, "text": line.text}
+                              for line in game.chat if line.room == "player"])
+
+    async def command(self, request: web.Request) -> web.StreamResponse:
+        account, game, _ = self._my_game(request)
+        action = request.match_info["action"]
+        accept = request.match_info.get("accept", "") in TRUEISH
+        if action == "abort":
+            game.abort(account)
+        elif action == "resign":
+            game.resign(account)
+        elif action == "claim-victory":
+            game.claim_victory(account)
+        elif action == "claim-draw":
+            game.claim_draw(account)
+        elif action == "draw":
+            game.draw(account, accept)
+        elif action == "takeback":
+            game.takeback(account, accept)
+        return ok()
+
+    async def add_time(self, request: web.Request) -> web.StreamResponse:
+        account = self.auth(request, CHALLENGE_WRITE)
+        game = self.lobby.find_game(request.match_info["id"])
+        try:
+            seconds = int(request.match_info["seconds"])
+        except ValueError:
+            raise form_error("seconds", "Invalid value: expected an integer") from None
+        game.add_time(account, seconds)
+        return ok()
+
+    # --- export ----------------------------------------------------------------------------
+
+    async def export(self, request: web.Request) -> web.StreamResponse:
+        game = self.lobby.find_game(request.match_info["id"])
+        if "application/json" in request.headers.get("Accept", ""):
+            return json_response(pgn.game_json(game, self.lobby.base_url()))
+        options = pgn.ExportOptions.from_query(request.query)
+        return web.Response(text=pgn.export(game, self.lobby.base_url(), options),
+                            content_type="application/x-chess-pgn")

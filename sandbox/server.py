@@ -1,0 +1,455 @@
+"""SandboxServer: a local Lichess-compatible server, in-process for tests or standalone.
+
+    server = SandboxServer(keepalive_s=0.5)
+    url = await server.start()                 # "http://127.0.0.1:<port>"
+    token = server.add_account("kibitz", bot=True)
+    await server.start_opponent("sparring", challenge=ChallengeSpec("kibitz", 60, 1))
+    ...
+    record = await server.wait_for_game_end(game_id, timeout_s=30)
+    await server.stop()
+
+SandboxServer, by task:
+    lifecycle   start(host, port) -> url, stop(), `async with SandboxServer(...)`, url
+    accounts    add_account(username, bot=, scopes=, token=) -> token, account(username)
+    play        challenge(from, to, limit_s, increment_s, days=, variant=, fen=, rated=,
+                color=) -> challenge id; pair(white, black, ...) -> game id (a lobby-style
+                game, no challenge); offer_rematch(game_id, from_user); start_opponent(
+                username, bot=, engine=argv, challenge=ChallengeSpec(...), movetime_s=, ...)
+    results     game(id) (live), game_record(id) / game_records() (snapshots: moves,
+                status, winner, chat, fen, pgn), wait_for_game(username),
+                wait_for_game_end(id), end_game(id, status, winner)
+    faults      fail(status, path_glob, method=, username=, count=), delay(seconds, ...),
+                rate_limit(path_glob, html=, ...) act on matching requests, `count` times
+                (None: until clear_faults()); drop_streams(kind, username) cuts the open
+                streams abruptly and silence_streams(kind, username, keep_events=) leaves
+                them open but mute (kind: "event", "game" or "challenge"); add_fault(
+                parse_fault("...")) takes the command-line form (see faults.py).
+    online      online (OnlineFixtures): the answers of the stand-in opening explorer
+                (/lichess), cloud eval (/api/cloud-eval) and tablebase (/standard).
+Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, claim_win_after_s,
+first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import shlex
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import chess
+from aiohttp import web
+
+from sandbox.accounts import Account
+from sandbox.challenges import CHESS960_POSITIONS, ChallengeRequest
+from sandbox.errors import ApiError
+from sandbox.faults import FaultPlan, RequestFault, StreamFault, parse_fault
+from sandbox.games import (
+    PLAYING,
+    STATUS_IDS,
+    ChatLine,
+    FirstMoveTimers,
+    Game,
+    GameSettings,
+    color_name,
+)
+from sandbox.lobby import QUIRK_NAMES, Lobby, LobbySettings, Quirks
+from sandbox.online import OnlineFixtures, register_online_routes
+from sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
+from sandbox.pgn import ExportOptions, export
+from sandbox.ratelimit import RateLimits
+from sandbox.routes import Api
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BOT = "kibitz"
+DEFAULT_HUMAN = "sparring"
+# Open streams are cut after this long when the server stops.
+SHUTDOWN_TIMEOUT_S = 0.5
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A read-only snapshot of a game, for tests to check outcomes."""
+
+    id: str
+    white: str
+    black: str
+    variant: str
+    initial_fen: str | None
+    moves: tuple[str, ...]
+    status: str
+    winner: str | None
+    chat: tuple[ChatLine, ...]
+    fen: str
+    rated: bool
+    export: Callable[[], str] = field(repr=False, compare=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in ("created", "started")
+
+    @cached_property
+    def pgn(self) -> str:
+        """The PGN export (with %clk comments), made when first read."""
+        return self.export()
+
+
+class SandboxServer:
+    """The sandbox: accounts, challenges, games, streams, limits and faults over HTTP."""
+
+    def __init__(
+        self,
+        keepalive_s: float = 6.0,
+        *,
+        challenge_expiry_s: float = 20.0,
+        gone_after_s: float = 1.0,
+        claim_win_after_s: float = 10.0,
+        first_move: FirstMoveTimers | None = None,
+        limits: RateLimits | None = None,
+        legacy_castling: bool = False,
+        quirks: Quirks | None = None,
+    ) -> None:
+        settings = LobbySettings(
+            keepalive_s=keepalive_s,
+            challenge_expiry_s=challenge_expiry_s,
+            gone_after_s=gone_after_s,
+            game=GameSettings(first_move=first_move or FirstMoveTimers(),
+                              claim_win_after_s=claim_win_after_s,
+                              legacy_castling=legacy_castling),
+            limits=limits or RateLimits(),
+            quirks=quirks or Quirks(),
+        )
+        self._url = ""
+        self.lobby = Lobby(settings, lambda: self._url)
+        self.faults = FaultPlan()
+        self._runner: web.AppRunner | None = None
+        self.opponents: list[Opponent] = []
+        self._fault_tasks: list[asyncio.Task[None]] = []
+        # Stand-ins for the opening explorer, cloud eval and online tablebase; tests fill them.
+        self.online = OnlineFixtures()
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        if not self._url:
+            raise RuntimeError("the sandbox is not started")
+        return self._url
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve on host:port (0 picks a free port) and return the base URL."""
+        api = Api(self.lobby, self.faults)
+        app = web.Application(middlewares=[api.middleware])
+        app.add_routes(api.routes())
+        register_online_routes(app, self.online)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        bound_port = int(self._runner.addresses[0][1])
+        shown_host = f"[{host}]" if ":" in host else host
+        self._url = f"http://{shown_host}:{bound_port}"
+        return self._url
+
+    async def stop(self) -> None:
+        for task in self._fault_tasks:
+            task.cancel()
+        for opponent in self.opponents:
+            await opponent.stop()
+        self.opponents.clear()
+        self.lobby.shutdown()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> SandboxServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.stop()
+
+    # --- accounts --------------------------------------------------------------------------
+
+    def add_account(self, username: str, *, bot: bool, scopes: Iterable[str] | None = None,
+                    token: str | None = None) -> str:
+        """Create an account and return its bearer token."""
+        return self.lobby.accounts.add(username, bot=bot, scopes=scopes, token=token).token
+
+    def account(self, username: str) -> Account:
+        account = self.lobby.accounts.by_name(username)
+        if account is None:
+            raise KeyError(f"no account {username!r}")
+        return account
+
+    # --- challenges, games and the opponent ------------------------------------------------
+
+    async def challenge(
+        self, from_user: str, to_user: str, clock_limit_s: int | None = 180,
+        increment_s: int | None = 2, *, days: int | None = None, variant: str = "standard",
+        fen: str | None = None, rated: bool = False, color: str = "random",
+    ) -> str:
+        """Send a challenge from one account to another, as if over the API; return its id."""
+        form = ChallengeSpec(to_user, clock_limit_s, increment_s, days, variant, fen, rated,
+                             color).form()
+        request = ChallengeRequest.parse(form)
+        challenge = self.lobby.create_challenge(self.account(from_user), to_user, request)
+        return challenge.id
+
+    async def offer_rematch(self, game_id: str, from_user: str) -> str:
+        """`from_user` offers a rematch of a finished game; the challenge id (= game id)."""
+        return self.lobby.offer_rematch(self.game(game_id), self.account(from_user)).id
+
+    async def pair(
+        self, white: str, black: str, clock_limit_s: int | None = 180,
+        increment_s: int | None = 2, *, days: int | None = None, variant: str = "standard",
+        fen: str | None = None, rated: bool = False, source: str = "lobby",
+    ) -> str:
+        """Start a game at once, as a lobby pairing would (no challenge); return its id."""
+        form = ChallengeSpec(black, clock_limit_s, increment_s, days, variant, fen, rated,
+                             "white").form()
+        request = ChallengeRequest.parse(form)
+        fen = request.fen
+        if request.variant == "chess960" and fen is None:
+            fen = chess.Board.from_chess960_pos(random.randrange(CHESS960_POSITIONS)).fen()
+        game = self.lobby.start_game(self.account(white), self.account(black),
+                                     request.time_control, request.variant, fen,
+                                     request.rated, source=source)
+        return game.id
+
+    async def start_opponent(
+        self, username: str, *, bot: bool = False, engine: Sequence[str] | None = None,
+        challenge: ChallengeSpec | None = None, movetime_s: float | None = 0.05,
+        accept: bool = True, seed: int | None = None, greeting: str | None = None,
+        accept_draws: bool = False, accept_takebacks: bool = False,
+    ) -> Opponent:
+        """Run a sandbox-side player on `username` (created if missing).
+
+        It accepts incoming challenges (if `accept`), challenges `challenge.target` (again
+        after every game if `challenge.repeat`), and plays random moves or the moves of the
+        UCI engine `engine` (an argv list).
+        """
+        existing = self.lobby.accounts.by_name(username)
+        if existing is None:
+            existing = self.lobby.accounts.add(username, bot=bot)
+        opponent = Opponent(self.url, existing.token, existing.username, existing.bot,
+                            OpponentSettings(engine=engine, movetime_s=movetime_s,
+                                             accept=accept, challenge=challenge, seed=seed,
+                                             greeting=greeting, accept_draws=accept_draws,
+                                             accept_takebacks=accept_takebacks))
+        await opponent.start()
+        self.opponents.append(opponent)
+        return opponent
+
+    def game(self, game_id: str) -> Game:
+        game = self.lobby.games.get(game_id)
+        if game is None:
+            raise KeyError(f"no game {game_id!r}")
+        return game
+
+    def game_record(self, game_id: str) -> GameRecord:
+        game = self.game(game_id)
+        return GameRecord(
+            id=game.id, white=game.players[chess.WHITE].username,
+            black=game.players[chess.BLACK].username, variant=game.variant,
+            initial_fen=game.initial_fen, moves=tuple(game.uci_moves), status=game.status,
+            winner=None if game.winner is None else color_name(game.winner),
+            chat=tuple(game.chat), fen=game.board.fen(), rated=game.rated,
+            export=lambda: export(game, self._url, ExportOptions(clocks=True)))
+
+    def game_records(self) -> list[GameRecord]:
+        return [self.game_record(game_id) for game_id in self.lobby.games]
+
+    async def wait_for_game_end(self, game_id: str, timeout_s: float = 60.0) -> GameRecord:
+        game = self.game(game_id)
+        if game.playing:
+            future: asyncio.Future[Game] = asyncio.get_running_loop().create_future()
+            self.lobby.finished_waiters.append((game_id, future))
+            await asyncio.wait_for(future, timeout_s)
+        return self.game_record(game_id)
+
+    async def wait_for_game(self, username: str, timeout_s: float = 30.0,
+                            poll_s: float = 0.02) -> str:
+        """Wait until `username` has a game in progress; return its id."""
+        account = self.account(username)
+        async with asyncio.timeout(timeout_s):
+            while True:
+                ongoing = self.lobby.ongoing(account)
+                if ongoing:
+                    return ongoing[0][0].id
+                await asyncio.sleep(poll_s)
+
+    def end_game(self, game_id: str, status: str = "aborted", winner: str | None = None) -> None:
+        """End a game from the server side (e.g. `cheat`, `unknownFinish`)."""
+        if status not in STATUS_IDS or status in PLAYING:
+            raise ValueError(f"status {status!r}: use one of "
+                             f"{', '.join(s for s in STATUS_IDS if s not in PLAYING)}")
+        if winner not in (None, "white", "black"):
+            raise ValueError(f"winner {winner!r}: use 'white', 'black' or None")
+        color = None if winner is None else winner == "white"
+        self.game(game_id).finish_by_server(status, color)
+
+    # --- faults ----------------------------------------------------------------------------
+
+    def fail(self, status: int = 500, path: str = "*", *, method: str | None = None,
+             username: str | None = None, count: int | None = 1) -> RequestFault:
+        """Answer matching requests with HTTP `status` (count times; None = until cleared)."""
+        return self.faults.add(RequestFault("status", path, method, username, count,
+                                            status=status))
+
+    def delay(self, seconds: float, path: str = "*", *, method: str | None = None,
+              username: str | None = None, count: int | None = None) -> RequestFault:
+        """Hold matching requests for `seconds` before handling them."""
+        return self.faults.add(RequestFault("delay", path, method, username, count,
+                                            delay_s=seconds))
+
+    def rate_limit(self, path: str = "*", *, html: bool = False, method: str | None = None,
+                   username: str | None = None, count: int | None = 1) -> RequestFault:
+        """Answer matching requests with 429, as JSON or as an HTML page."""
+        return self.faults.add(RequestFault("ratelimit", path, method, username, count,
+                                            html=html))
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def drop_streams(self, kind: str | None = None, username: str | None = None) -> int:
+        """Cut the open streams (kind: event, game, challenge) abruptly; return how many."""
+        chosen = self.lobby.hub.select(kind, username.lower() if username else None)
+        for stream in chosen:
+            stream.drop()
+        return len(chosen)
+
+    def silence_streams(self, kind: str | None = None, username: str | None = None,
+                        keep_events: bool = False) -> int:
+        """Let the open streams go silent: no keep-alives (and no events unless keep_events)."""
+        chosen = self.lobby.hub.select(kind, username.lower() if username else None)
+        for stream in chosen:
+            stream.silence(keep_events)
+        return len(chosen)
+
+    def add_fault(self, fault: RequestFault | StreamFault) -> None:
+        """Install a parsed `--fault`: request faults at once, stream faults periodically."""
+        if isinstance(fault, RequestFault):
+            self.faults.add(fault)
+            return
+        self._fault_tasks.append(asyncio.create_task(self._repeat_stream_fault(fault)))
+
+    async def _repeat_stream_fault(self, fault: StreamFault) -> None:
+        kind = None if fault.streams == "all" else fault.streams
+        while True:
+            await asyncio.sleep(fault.every_s)
+            if fault.kind == "drop":
+                self.drop_streams(kind)
+            else:
+                self.silence_streams(kind)
+
+
+async def run_sandbox(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    keepalive_s: float = 6.0,
+    engine: Sequence[str] | None = None,
+    challenge: str | None = None,
+    faults: Sequence[str] = (),
+    quirks: Sequence[str] = (),
+    print_line: Callable[[str], None] | None = None,
+) -> None:
+    """Run the sandbox until cancelled, with a bot account and a human sparring partner.
+
+    Prints `url: <URL>` and one `token: <username> <token> <bot|human>` line per account.
+    The human account is played by the built-in opponent (random moves, or `engine`); it
+    accepts every challenge, and with `challenge` ("<minutes>+<increment>", e.g. "3+2")
+    it also challenges the bot account again and again.
+    """
+    emit = print_line or (lambda line: print(line, flush=True))
+    parsed = [parse_fault(spec) for spec in faults]
+    spec = None if challenge is None else _challenge_spec(challenge, DEFAULT_BOT)
+    unknown = set(quirks) - set(QUIRK_NAMES)
+    if unknown:
+        raise ValueError(f"unknown quirks {sorted(unknown)}; known: {', '.join(QUIRK_NAMES)}")
+    server = SandboxServer(keepalive_s=keepalive_s,
+                           quirks=Quirks(**{name: True for name in quirks}))
+    url = await server.start(host, port)
+    try:
+        server.add_account(DEFAULT_BOT, bot=True)
+        server.add_account(DEFAULT_HUMAN, bot=False)
+        for fault in parsed:
+            server.add_fault(fault)
+        await server.start_opponent(DEFAULT_HUMAN, engine=engine, challenge=spec,
+                                    greeting="Good luck, have fun")
+        emit(f"url: {url}")
+        for account in server.lobby.accounts.all():
+            emit(f"token: {account.username} {account.token} "
+                 f"{'bot' if account.bot else 'human'}")
+        await asyncio.Event().wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await server.stop()
+
+
+def _challenge_spec(text: str, target: str) -> ChallengeSpec:
+    minutes, sep, increment = text.partition("+")
+    try:
+        limit_s = round(float(minutes) * 60)
+        increment_s = int(increment) if sep else 0
+    except ValueError:
+        raise ValueError(f"challenge {text!r}: expected <minutes>+<increment>, "
+                         "e.g. 3+2") from None
+    spec = ChallengeSpec(target, limit_s, increment_s)
+    try:
+        ChallengeRequest.parse(spec.form())
+    except ApiError as exc:
+        raise ValueError(f"challenge {text!r}: {exc.message}") from None
+    return spec
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m sandbox`: run the sandbox standalone."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m sandbox",
+                                     description="Run a local Lichess-compatible server.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (loopback)")
+    parser.add_argument("--port", type=int, default=8080, help="port (0 picks a free one)")
+    parser.add_argument("--keepalive", type=float, default=6.0,
+                        help="seconds between keep-alive lines on streams")
+    parser.add_argument("--engine", help="UCI engine command for the opponent "
+                        "(default: random moves)")
+    parser.add_argument("--challenge", metavar="MIN+INC",
+                        help="have the opponent challenge the bot with this time control")
+    parser.add_argument("--fault", action="append", default=[],
+                        help="inject a fault, e.g. status=503,path=/api/stream/event,count=2 "
+                        "or ratelimit=html,path=/api/bot/game/*/move/* or drop=event,every=30")
+    parser.add_argument("--quirk", action="append", default=[], choices=QUIRK_NAMES,
+                        help="reproduce an odd lichess behaviour on game streams")
+    args = parser.parse_args(argv)
+    try:
+        for spec in args.fault:
+            parse_fault(spec)
+        if args.challenge:
+            _challenge_spec(args.challenge, DEFAULT_BOT)
+    except ValueError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    engine = shlex.split(args.engine) if args.engine else None
+    try:
+        asyncio.run(run_sandbox(args.host, args.port, keepalive_s=args.keepalive,
+                                engine=engine, challenge=args.challenge, faults=args.fault,
+                                quirks=args.quirk))
+    except ValueError as exc:  # e.g. an engine that cannot start
+        parser.error(str(exc))
+    except OSError as exc:  # the address is taken or not ours
+        print(f"{parser.prog}: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C is how it stops
+        pass
+    return 0

@@ -1,0 +1,198 @@
+"""Our Lichess client against a scripted HTTP server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from bot.lichess.client import (
+    USER_AGENT,
+    AuthError,
+    ClientTimings,
+    Lichess,
+    MovePacer,
+    RequestError,
+    StreamOpened,
+    Unavailable,
+    backoff_delay_s,
+    error_message,
+    rate_limit_wait_s,
+)
+
+TIMINGS = ClientTimings(request_timeout_s=2.0, stream_read_timeout_s=0.5,
+                        rate_limit_pause_s=0.6, backoff_base_s=0.02, backoff_cap_s=0.1,
+                        retry_deadline_s=3.0)
+
+
+class Script:
+    """What the server answers: a queue of (status, body, headers) per path; 200 {} after."""
+
+    def __init__(self) -> None:
+        self.replies: dict[str, list[tuple[int, str, dict[str, str]]]] = {}
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
+        self.stream_lines: list[bytes] = []
+        self.stream_opens = 0
+        self.silent = False
+
+    async def command(self, request: web.Request) -> web.Response:
+        self.seen.append((request.method, request.path, dict(request.headers)))
+        queue = self.replies.get(request.path, [])
+        if queue:
+            status, body, headers = queue.pop(0)
+            return web.Response(status=status, text=body, headers=headers)
+        return web.json_response({"ok": True})
+
+    async def stream(self, request: web.Request) -> web.StreamResponse:
+        self.stream_opens += 1
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        if self.silent:
+            await asyncio.sleep(30)
+        for line in self.stream_lines:
+            await response.write(line)
+        return response
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[tuple[Script, str]]:
+    script = Script()
+    app = web.Application()
+    app.router.add_get("/stream", script.stream)
+    app.router.add_route("*", "/{tail:.*}", script.command)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    yield script, f"http://127.0.0.1:{port}"
+    await runner.cleanup()
+
+
+async def test_requests_carry_the_token_and_our_user_agent(server: tuple[Script, str]) -> None:
+    script, url = server
+    async with Lichess(url, "secret_token", timings=TIMINGS) as client:
+        await client.move("game1", "e2e4", offering_draw=True)
+    method, path, headers = script.seen[0]
+    assert (method, path) == ("POST", "/api/bot/game/game1/move/e2e4")
+    assert headers["Authorization"] == "Bearer secret_token"
+    assert headers["User-Agent"] == USER_AGENT and USER_AGENT.startswith("Kibitz/")
+
+
+async def test_5xx_and_network_errors_are_retried(server: tuple[Script, str]) -> None:
+    script, url = server
+    script.replies["/api/bot/game/g/move/e2e4"] = [(502, "bad gateway", {}),
+                                                   (503, "<html>busy</html>", {})]
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        await client.move("g", "e2e4")
+    assert len(script.seen) == 3
+
+
+async def test_5xx_forever_gives_up_at_the_deadline(server: tuple[Script, str]) -> None:
+    script, url = server
+    script.replies["/api/bot/game/g/abort"] = [(500, "x", {})] * 1000
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        start = time.monotonic()
+        with pytest.raises(Unavailable, match="HTTP 500"):
+            await client.request("POST", "/api/bot/game/g/abort", kind="x", deadline_s=0.5)
+        assert time.monotonic() - start < 1.5
+
+
+async def test_4xx_is_final_and_names_the_servers_reason(server: tuple[Script, str]) -> None:
+    script, url = server
+    script.replies["/api/bot/game/g/move/e2e5"] = [
+        (400, json.dumps({"error": "Not your turn, or game already over"}), {})]
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        with pytest.raises(RequestError, match="Not your turn") as caught:
+            await client.move("g", "e2e5")
+    assert caught.value.status == 400 and len(script.seen) == 1
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_401_and_403_are_fatal(server: tuple[Script, str], status: int) -> None:
+    script, url = server
+    script.replies["/api/account"] = [(status, json.dumps({"error": "No such token"}), {})]
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        with pytest.raises(AuthError, match="No such token"):
+            await client.account()
+
+
+async def test_429_pauses_only_that_kind_of_request(server: tuple[Script, str]) -> None:
+    script, url = server
+    script.replies["/api/bot/game/a/move/e2e4"] = [(429, "<html>Too many requests</html>", {})]
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        start = time.monotonic()
+        slow = asyncio.ensure_future(client.move("a", "e2e4"))
+        await asyncio.sleep(0.1)
+        await client.move("b", "d2d4")  # another game's move: not held up
+        other_done = time.monotonic() - start
+        await slow
+        blocked_done = time.monotonic() - start
+    assert other_done < 0.4
+    assert blocked_done >= TIMINGS.rate_limit_pause_s
+
+
+def test_rate_limit_wait_reads_the_body_and_headers() -> None:
+    assert rate_limit_wait_s("<html>", {}, 60) == 60
+    assert rate_limit_wait_s("<html>", {"Retry-After": "90"}, 60) == 90
+    body = json.dumps({"error": "x", "ratelimit": {"key": "bot.vsBot.day", "seconds": 86398}})
+    assert rate_limit_wait_s(body, {}, 60) == 86398
+    assert rate_limit_wait_s(json.dumps({"ratelimit": {"seconds": 5}}), {}, 60) == 60
+
+
+def test_error_messages_from_json_and_html() -> None:
+    assert error_message('{"error":"No such game"}') == "No such game"
+    assert error_message('{"error":{"clock.limit":["Invalid value"]}}').startswith('{"clock')
+    assert error_message("<html>\n<b>Too  many</b></html>") == "<html> <b>Too many</b></html>"
+    assert error_message("") == "(empty body)"
+
+
+def test_backoff_is_jittered_and_capped() -> None:
+    delays = [backoff_delay_s(n, 0.25, 15.0) for n in range(12) for _ in range(20)]
+    assert all(0.125 <= d <= 15.0 for d in delays)
+    assert max(backoff_delay_s(20, 0.25, 15.0) for _ in range(50)) <= 15.0
+    assert len({round(backoff_delay_s(3, 0.25, 15.0), 6) for _ in range(20)}) > 1
+
+
+async def test_stream_skips_keep_alives_and_malformed_lines(server: tuple[Script, str]) -> None:
+    script, url = server
+    script.stream_lines = [b"\n", b'{"type":"a"}\n', b"not json\n", b"\n", b'{"broken": \n',
+                           b'{"type":"b"}\n', b"[1,2]\n"]
+    got: list[Any] = []
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        async for item in client.stream_once("/stream", kind="s"):
+            got.append(item)
+    assert got == [{"type": "a"}, {"type": "b"}, [1, 2]]
+
+
+async def test_follow_reopens_a_stream_that_ends_or_falls_silent(
+        server: tuple[Script, str]) -> None:
+    script, url = server
+    script.stream_lines = [b'{"n":1}\n']
+    events: list[Any] = []
+    async with Lichess(url, "t", timings=TIMINGS) as client:
+        async with asyncio.timeout(5):
+            async for item in client.follow("/stream", kind="s"):
+                events.append(item)
+                if len([e for e in events if e == {"n": 1}]) == 2:
+                    script.silent = True
+                if isinstance(item, StreamOpened) and item.attempt == 3:
+                    break
+    assert [e for e in events if isinstance(e, StreamOpened)] == [
+        StreamOpened(0), StreamOpened(1), StreamOpened(2), StreamOpened(3)]
+    assert script.stream_opens == 3  # the fourth open is about to happen
+
+
+async def test_the_move_pacer_allows_a_burst_then_keeps_the_rate() -> None:
+    pacer = MovePacer(per_minute=600, burst=2)  # 10 moves a second
+    start = time.monotonic()
+    waits = [await pacer.take() for _ in range(6)]
+    elapsed = time.monotonic() - start
+    assert waits[:2] == [0.0, 0.0]
+    assert 0.35 <= elapsed < 1.0
+    assert all(wait > 0 for wait in waits[2:])

@@ -1,0 +1,175 @@
+"""The sd_notify protocol against a real AF_UNIX datagram socket standing in for systemd."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.ops import sdnotify
+
+
+class FakeSystemd:
+    """A bound datagram socket, as systemd's notify socket is."""
+
+    def __init__(self, address: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(address)
+        self.sock.settimeout(2.0)
+
+    def receive(self) -> list[str]:
+        return self.sock.recv(4096).decode().split("\n")
+
+    def pending(self) -> list[list[str]]:
+        messages = []
+        self.sock.setblocking(False)
+        try:
+            while True:
+                messages.append(self.sock.recv(4096).decode().split("\n"))
+        except BlockingIOError:
+            return messages
+        finally:
+            self.sock.settimeout(2.0)
+
+
+@pytest.fixture
+def socket_path() -> Iterator[Path]:
+    # AF_UNIX paths are limited to 107 bytes: keep it short rather than under tmp_path.
+    with tempfile.TemporaryDirectory(prefix="kbz") as directory:
+        yield Path(directory) / "notify"
+
+
+def test_messages_reach_a_path_socket(socket_path: Path) -> None:
+    systemd = FakeSystemd(str(socket_path))
+    env = {"NOTIFY_SOCKET": str(socket_path)}
+    assert sdnotify.notify_ready("playing 0 games", environ=env)
+    assert systemd.receive() == ["READY=1", "STATUS=playing 0 games"]
+    assert sdnotify.notify_status("2 games\nin progress", environ=env)
+    assert systemd.receive() == ["STATUS=2 games in progress"]
+    assert sdnotify.notify_stopping(environ=env)
+    assert systemd.receive() == ["STOPPING=1"]
+
+
+def test_abstract_namespace_socket() -> None:
+    name = f"kibitz-test-{os.getpid()}"
+    systemd = FakeSystemd("\0" + name)
+    env = {"NOTIFY_SOCKET": "@" + name}
+    assert sdnotify.notify_socket_address(env) == "\0" + name
+    assert sdnotify.notify_ready(environ=env)
+    assert systemd.receive() == ["READY=1"]
+
+
+def test_without_systemd_nothing_is_sent_and_nothing_fails(socket_path: Path) -> None:
+    assert not sdnotify.notify_ready(environ={})
+    assert sdnotify.watchdog_interval_s({"WATCHDOG_USEC": "1000000"}) is None
+    # A socket that is gone (systemd restarted, say) is reported, not raised.
+    assert not sdnotify.notify_stopping(environ={"NOTIFY_SOCKET": str(socket_path)})
+    assert not sdnotify.notify_ready(environ={"NOTIFY_SOCKET": "relative/name"})
+
+
+def test_watchdog_interval_belongs_to_this_process(socket_path: Path) -> None:
+    env = {"NOTIFY_SOCKET": str(socket_path), "WATCHDOG_USEC": "30000000"}
+    assert sdnotify.watchdog_interval_s(env) == 30.0
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_PID": str(os.getpid())}) == 30.0
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_PID": "1"}) is None
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_USEC": "soon"}) is None
+    assert sdnotify.watchdog_interval_s({**env, "WATCHDOG_USEC": "0"}) is None
+
+
+async def test_watchdog_pings_at_half_the_timeout(socket_path: Path) -> None:
+    systemd = FakeSystemd(str(socket_path))
+    env = {"NOTIFY_SOCKET": str(socket_path), "WATCHDOG_USEC": "200000"}  # 0.2 s
+    task = asyncio.create_task(sdnotify.run_watchdog(env))
+    await asyncio.sleep(0.35)  # pings at 0, 0.1, 0.2, 0.3 s
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pings = systemd.pending()
+    assert 2 <= len(pings) <= 5  # a loaded machine may be late, never early
+    assert all(ping == ["WATCHDOG=1"] for ping in pings)
+
+
+async def test_watchdog_returns_at_once_without_a_watchdog() -> None:
+    await asyncio.wait_for(sdnotify.run_watchdog({}), timeout=1.0)
+
+
+async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) -> None:
+    """The real bot, as systemd runs it: READY=1, WATCHDOG=1 pings, STOPPING=1 on SIGTERM,
+    exit 0, and journal-style log lines (no time stamps, priority prefixes)."""
+    from bot.ops.config import dump_config
+    from sandbox.opponent import ChallengeSpec
+    from sandbox.server import SandboxServer
+    from tests.bot.e2e_support import engine_command, make_config
+
+    systemd = FakeSystemd(str(socket_path))
+    systemd.sock.setblocking(False)
+    config_file = tmp_path / "kibitz.yml"
+    config_file.write_text(dump_config(make_config(tmp_path, max_move_s=0.5)))
+    log_file = tmp_path / "journal.log"
+    server = SandboxServer()
+    url = await server.start()
+    try:
+        token = server.add_account("kibitz", bot=True)
+        with log_file.open("w") as log:
+            status = os.fstat(log.fileno())
+            env = {**os.environ, "LICHESS_BOT_TOKEN": token, "NOTIFY_SOCKET": str(socket_path),
+                   "WATCHDOG_USEC": "400000",
+                   "JOURNAL_STREAM": f"{status.st_dev}:{status.st_ino}"}
+            env.pop("WATCHDOG_PID", None)
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", "from bot.cli import main; main()",
+                "play", "--config", str(config_file), "--url", url,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=log, env=env)
+            try:
+                messages = await _collect(systemd, until="READY=1", timeout_s=120)
+                messages += await _collect(systemd, until="WATCHDOG=1", timeout_s=10, count=3)
+                # A game in progress shows in the status (opponent, clocks, score).
+                await server.start_opponent(
+                    "sparring", engine=engine_command(), movetime_s=0.5,
+                    challenge=ChallengeSpec("kibitz", 180, 0, repeat=False))
+                messages += await _collect(systemd, until="STATUS=1 game: ", timeout_s=30)
+                process.send_signal(signal.SIGTERM)
+                messages += await _collect(systemd, until="STOPPING=1", timeout_s=20)
+                code = await asyncio.wait_for(process.wait(), 30)
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+    finally:
+        await server.stop()
+    lines = [line for message in messages for line in message]
+    assert code == 0, log_file.read_text()
+    assert lines.index("READY=1") < lines.index("STOPPING=1")
+    assert lines.count("WATCHDOG=1") >= 3
+    assert any(line.startswith("STATUS=no games in progress") for line in lines)
+    [playing] = [line for line in lines if line.startswith("STATUS=1 game: ")][:1]
+    assert re.match(r"STATUS=1 game: \w{8} vs sparring \((white|black), \d+:\d\d v \d+:\d\d",
+                    playing)
+    journal = log_file.read_text()
+    assert "<6>app: ready: accepting challenges" in journal
+    assert token not in journal
+    assert all(line.startswith("<") for line in journal.splitlines()), journal
+
+
+async def _collect(systemd: FakeSystemd, *, until: str, timeout_s: float,
+                   count: int = 1) -> list[list[str]]:
+    """Messages received until a line starting with `until` has been seen `count` times."""
+    loop = asyncio.get_running_loop()
+    messages: list[list[str]] = []
+    seen = 0
+    async with asyncio.timeout(timeout_s):
+        while seen < count:
+            data = await loop.sock_recv(systemd.sock, 4096)
+            message = data.decode().split("\n")
+            messages.append(message)
+            seen += sum(line.startswith(until) for line in message)
+    return messages

@@ -1,0 +1,135 @@
+"""The one-line summary, the live view, and the status task."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import io
+import logging
+
+import pytest
+
+from bot.ops.logs import setup_logging
+from bot.ops.status import (
+    GameTally,
+    GameView,
+    StatusSnapshot,
+    format_clock,
+    live_lines,
+    run_status,
+    summary_line,
+)
+
+GAMES = (
+    GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", "23. Nf3", "Nf3 Nc6 Bb5", True),
+    GameView("Zz9yY8xx", "a-very-long-user-name-indeed", "black", 5.25, 3725.0),
+)
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [
+    (None, "-"), (0.0, "0:00.0"), (-3.0, "0:00.0"), (9.96, "0:10.0"), (9.94, "0:09.9"),
+    (10.0, "0:10"), (62.4, "1:02"), (3725.0, "1:02:05"),
+])
+def test_clocks(seconds: float | None, shown: str) -> None:
+    assert format_clock(seconds) == shown
+
+
+def test_summary_line() -> None:
+    snapshot = StatusSnapshot(GAMES, challenges_queued=1, games_today=7)
+    assert summary_line(snapshot) == (
+        "2 games: Qa7bX1pz vs alice (white, 1:02 v 0:58, +0.35); "
+        "Zz9yY8xx vs a-very-long-user-name-indeed (black, 0:05.2 v 1:02:05) "
+        "| 1 challenge queued | 7 games today")
+    assert summary_line(StatusSnapshot(stopping=True)) == (
+        "no games in progress | 0 challenges queued | 0 games today | stopping")
+
+
+def test_live_view() -> None:
+    lines = live_lines(StatusSnapshot(GAMES, games_today=2))
+    assert lines[0] == "── 2 games in progress | 0 challenges queued | 2 games today ──"
+    assert lines[1] == ("*Qa7bX1pz white vs alice           1:02/0:58     +0.35  "
+                        "23. Nf3      Nf3 Nc6 Bb5")
+    assert lines[2] == " Zz9yY8xx black vs a-very-long-  0:05.2/1:02:05"
+
+
+def test_games_today_rolls_over_at_midnight() -> None:
+    day = [datetime.date(2026, 1, 1)]
+    tally = GameTally(today=lambda: day[0])
+    for game_id in ("a", "b", "a"):
+        tally.started(game_id)
+    assert tally.count() == 2
+    day[0] = datetime.date(2026, 1, 2)
+    assert tally.count() == 0
+
+
+async def test_summary_goes_to_the_log_and_to_systemd() -> None:
+    out = io.StringIO()
+    handler = setup_logging("info", stream=out, environ={})
+    sent: list[str] = []
+    task = asyncio.create_task(run_status(lambda: StatusSnapshot(GAMES[:1]), interval_s=0.2,
+                                          notify=sent.append, notify_every_s=0.05))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    logging.getLogger().removeHandler(handler)
+    summary = "1 game: Qa7bX1pz vs alice (white, 1:02 v 0:58, +0.35)"
+    assert len(sent) >= 3  # at once, then every 0.05 s (a loaded machine may be late)
+    assert all(line.startswith("STATUS=" + summary) for line in sent)
+    logged = [line for line in out.getvalue().splitlines() if "status: " in line]
+    assert len(logged) == 1 and logged[0].endswith(f"status: {summary} | 0 challenges queued"
+                                                   " | 0 games today")
+
+
+async def test_live_view_is_drawn_and_removed() -> None:
+    out = io.StringIO()
+    handler = setup_logging("info", stream=out, environ={})
+    task = asyncio.create_task(run_status(lambda: StatusSnapshot(GAMES), interval_s=0,
+                                          live=handler, live_refresh_s=0.01))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    logging.getLogger().removeHandler(handler)
+    text = out.getvalue()
+    assert "── 2 games in progress" in text
+    assert text.endswith("\x1b[3F\x1b[J")  # the three lines erased at the end
+    assert handler.overlay is None
+
+
+async def test_nothing_to_do_returns_at_once() -> None:
+    await asyncio.wait_for(run_status(StatusSnapshot, interval_s=0), timeout=1)
+
+
+def test_short_scores_are_from_our_side() -> None:
+    import chess.engine
+
+    from bot.ops.status import short_score
+
+    white_up = chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE)
+    assert short_score(white_up, chess.WHITE) == "+0.35"
+    assert short_score(white_up, chess.BLACK) == "-0.35"
+    we_mate = chess.engine.PovScore(chess.engine.Mate(3), chess.BLACK)
+    assert short_score(we_mate, chess.BLACK) == "#3"
+    assert short_score(we_mate, chess.WHITE) == "#-3"
+    assert short_score(None, chess.WHITE) == ""
+
+
+async def test_a_broken_snapshot_never_stops_the_status(
+        caplog: pytest.LogCaptureFixture) -> None:
+    calls = 0
+
+    def flaky() -> StatusSnapshot:
+        nonlocal calls
+        calls += 1
+        if calls % 2 == 0:
+            raise RuntimeError("a game changed under us")
+        return StatusSnapshot(GAMES[:1])
+
+    sent: list[str] = []
+    task = asyncio.create_task(run_status(flaky, interval_s=0, notify=sent.append,
+                                          notify_every_s=0.02))
+    await asyncio.sleep(0.2)
+    assert not task.done()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert len(sent) >= 4 and all("Qa7bX1pz vs alice" in line for line in sent)
+    assert "cannot take the status snapshot" in caplog.text
