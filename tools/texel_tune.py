@@ -50,10 +50,11 @@ class Dataset:
 
 
 def parse_line(line: str, number: int) -> tuple[str, float]:
-    """``FEN [1.0]``: a position and the result of its game for white."""
-    match = re.fullmatch(r"\s*(.+?)\s*\[(1\.0|0\.5|0\.0)\]\s*", line)
-    if match is None:
-        raise ValueError(f"line {number}: expected 'FEN [1.0|0.5|0.0]', got {line.strip()!r}")
+    """``FEN [1.0]``: a position and white's result (or win probability, 0 to 1)."""
+    match = re.fullmatch(r"\s*(.+?)\s*\[([01](?:\.\d+)?)\]\s*", line)
+    if match is None or float(match.group(2)) > 1.0:
+        raise ValueError(f"line {number}: expected 'FEN [result from 0 to 1]', "
+                         f"got {line.strip()!r}")
     return match.group(1), float(match.group(2))
 
 
@@ -115,9 +116,17 @@ def fit_k(data: Dataset, theta: Floats) -> float:
     return 0.5 * (low + high)
 
 
-def tune(data: Dataset, theta: Floats, k: float, epochs: int, rate: float) -> Floats:
-    """Adam on the mean squared error; full batch (the data set is a matrix in memory)."""
-    theta = theta.astype(np.float64).copy()
+def tune(data: Dataset, theta: Floats, k: float, epochs: int, rate: float, l2: float = 0.0,
+         held_out: Dataset | None = None, check_every: int = 50) -> Floats:
+    """Adam on the mean squared error; full batch (the data set is a matrix in memory).
+
+    ``l2`` pulls the weights towards their start (ridge): positions of one game share its
+    result, so a small data set is easily overfitted.  With ``held_out`` the weights with the
+    lowest loss on it are returned (early stopping), checked every ``check_every`` epochs.
+    """
+    origin = theta.astype(np.float64).copy()
+    theta = origin.copy()
+    best, best_loss = theta.copy(), loss(held_out, theta, k) if held_out else math.inf
     first = np.zeros_like(theta)
     second = np.zeros_like(theta)
     beta1, beta2, epsilon = 0.9, 0.999, 1e-8
@@ -125,12 +134,16 @@ def tune(data: Dataset, theta: Floats, k: float, epochs: int, rate: float) -> Fl
         p = predict(data, theta, k)
         # d/dtheta mean (r - p)^2 = mean(-2 (r - p) p (1 - p) k ln10/400 x)
         weight = -2.0 * (data.results - p) * p * (1.0 - p) * k * LN10_OVER_400
-        gradient = data.features.T @ weight / len(p)
+        gradient = data.features.T @ weight / len(p) + 2.0 * l2 * (theta - origin)
         first = beta1 * first + (1 - beta1) * gradient
         second = beta2 * second + (1 - beta2) * gradient**2
         theta -= rate * (first / (1 - beta1**step)) / (np.sqrt(second / (1 - beta2**step))
                                                         + epsilon)
-    return theta
+        if held_out is not None and (step % check_every == 0 or step == epochs):
+            current = loss(held_out, theta, k)
+            if current < best_loss:
+                best, best_loss = theta.copy(), current
+    return best if held_out is not None else theta
 
 
 # --- params.py: read and write the tunables in place ------------------------------------------
@@ -179,6 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="use at most this many positions")
     parser.add_argument("--epochs", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=0.5, help="Adam step size (centipawns)")
+    parser.add_argument("--l2", type=float, default=1e-6,
+                        help="ridge weight pulling every weight towards its start")
+    parser.add_argument("--held-out", type=float, default=0.2,
+                        help="share of the positions (the file's last ones, so whole games) "
+                        "kept out of the fit to choose when to stop (default 0.2)")
     parser.add_argument("--params", type=Path, default=PARAMS_PATH,
                         help="the params.py written back (default: the engine's)")
     parser.add_argument("--dry-run", action="store_true", help="report, write nothing")
@@ -193,14 +211,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not np.array_equal(start, current_theta()):
         raise SystemExit(f"{args.params} differs from the engine's imported parameters: tune "
                          "the params.py the engine runs with")
-    data = build(rows)
+    if not 0.0 <= args.held_out < 1.0:
+        raise SystemExit("--held-out must lie in [0, 1)")
+    split = len(rows) - int(len(rows) * args.held_out)
+    data = build(rows[:split])
+    held_out = build(rows[split:]) if split < len(rows) else None
     k = fit_k(data, start)
     before = loss(data, start, k)
-    print(f"K {k:.4f}, loss {before:.6f} with the current weights", flush=True)
-    tuned = tune(data, start, k, args.epochs, args.rate)
+    held_before = loss(held_out, start, k) if held_out else math.nan
+    print(f"K {k:.4f}, loss {before:.6f} (held out {held_before:.6f}) with the current weights",
+          flush=True)
+    tuned = tune(data, start, k, args.epochs, args.rate, args.l2, held_out)
     rounded = np.round(tuned)
     after = loss(data, rounded, k)
-    print(f"loss {after:.6f} after {args.epochs} epochs (rounded weights)", flush=True)
+    held_after = loss(held_out, rounded, k) if held_out else math.nan
+    print(f"loss {after:.6f} (held out {held_after:.6f}) after tuning, rounded weights",
+          flush=True)
     for t, old, new in zip(TUNABLES, start, rounded, strict=True):
         if old != new:
             print(f"  {t.label:26s} {int(old):5d} -> {int(new):5d}")

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import chess
+import chess.engine
 import numpy as np
 import pytest
 
@@ -14,7 +15,8 @@ from engine import params
 from engine.board import Position
 from engine.evaluate import evaluate_white, new_scratch
 from tests.engine.test_evaluate import sample_positions
-from tools import texel_tune
+from tools import texel_data, texel_tune
+from tools.texel_label import win_probability
 from tools.texel_trace import TUNABLES, current_theta, exact_score, trace
 from tools.texel_tune import Dataset, build, fit_k, loss, read_values, tune, write_values
 
@@ -92,7 +94,7 @@ def test_tuner_command_writes_the_tuned_weights(tmp_path: Path) -> None:
     data_file.write_text("\n".join(lines) + "\n")
     params_copy = tmp_path / "params.py"
     params_copy.write_text(PARAMS.read_text())
-    assert texel_tune.main(["--data", str(data_file), "--epochs", "50",
+    assert texel_tune.main(["--data", str(data_file), "--epochs", "50", "--held-out", "0",
                             "--params", str(params_copy)]) == 0
     written = read_values(params_copy.read_text())
     assert written != read_values(PARAMS.read_text())  # random labels move the weights
@@ -101,3 +103,42 @@ def test_tuner_command_writes_the_tuned_weights(tmp_path: Path) -> None:
 def test_bad_data_line_is_named() -> None:
     with pytest.raises(ValueError, match="line 3"):
         texel_tune.parse_line("not a position", 3)
+
+
+def test_probability_labels_are_read() -> None:
+    assert texel_tune.parse_line("8/8/8/8/8/8/8/K1k5 w - - 0 1 [0.4641]", 1)[1] == 0.4641
+    with pytest.raises(ValueError, match="line 2"):
+        texel_tune.parse_line("8/8/8/8/8/8/8/K1k5 w - - 0 1 [1.5]", 2)
+
+
+def test_stockfish_scores_become_win_probabilities() -> None:
+    even = chess.engine.PovScore(chess.engine.Cp(0), chess.WHITE)
+    assert win_probability(even) == 0.5
+    black_ahead = chess.engine.PovScore(chess.engine.Cp(400), chess.BLACK)
+    assert win_probability(black_ahead) == pytest.approx(1 / 11)
+    mated = chess.engine.PovScore(chess.engine.Mate(-3), chess.WHITE)
+    assert win_probability(mated) < 1e-9
+
+
+def test_self_play_data(tmp_path: Path) -> None:
+    out = tmp_path / "positions.txt"
+    assert texel_data.main(["--out", str(out), "--games", "1", "--nodes", "300",
+                            "--seed", "4"]) == 0
+    rows = texel_tune.load(out)
+    results = {result for _, result in rows}
+    assert len(results) == 1 and results <= {0.0, 0.5, 1.0}  # one game: one label
+    for fen, _ in rows:
+        assert not chess.Board(fen).is_check()
+    with pytest.raises(SystemExit, match="inside the repository"):
+        texel_data.main(["--out", str(PARAMS.parent / "positions.txt"), "--games", "1"])
+
+
+def test_early_stopping_keeps_the_best_weights_on_held_out_positions() -> None:
+    data = _synthetic(120, seed=3)
+    start = current_theta().astype(np.float64)
+    k = fit_k(data, start)
+    # held-out positions labelled against the tuning data: no step can help them
+    contrary = Dataset(data.const, data.features, 1.0 - data.results)
+    kept = tune(data, start, k, epochs=200, rate=1.0, held_out=contrary, check_every=10)
+    assert loss(contrary, kept, k) <= loss(contrary, start, k)
+    assert loss(contrary, tune(data, start, k, epochs=200, rate=1.0), k) > loss(contrary, kept, k)
