@@ -4,8 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench bench-bot bench-soak bench-memory match demo play sandbox \
-	clean stockfish fairy-stockfish xboard-engines
+.PHONY: test test-slow lint bench bench-bot bench-soak bench-memory match opponents demo play \
+	sandbox clean stockfish fairy-stockfish xboard-engines
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,7 +42,17 @@ bench-memory: $(STAMP)
 	$(BIN)/python -m tools.bench_memory --no-fork-host $(BENCH_MEMORY_ARGS)
 	$(BIN)/python -m tools.bench_memory --speed
 
-# Debian's stockfish is the calibrated opponent; install it if it is missing.
+# The opponents of `make match`, from Debian's archive when missing: stockfish is the calibrated
+# one (UCI_Elo); gnuchess, phalanx (XBoard) and ethereal-chess are the hand-written engines
+# the strength targets are measured against.  Debian puts them in /usr/games.
+MATCH_ENGINES := gnuchess phalanx ethereal-chess stockfish
+opponents:
+	missing=""; for e in $(MATCH_ENGINES); do \
+		command -v $$e >/dev/null 2>&1 || test -x /usr/games/$$e || missing="$$missing $$e"; \
+	done; \
+	test -z "$$missing" || (apt-get update -qq && apt-get install -y -qq $$missing)
+
+# Stockfish alone, for KIBITZ_TEST_ENGINE=stockfish.
 stockfish:
 	command -v stockfish >/dev/null 2>&1 || test -x /usr/games/stockfish || \
 		(apt-get update -qq && apt-get install -y -qq stockfish)
@@ -67,7 +77,7 @@ $(SUNFISH_VENV)/.installed:
 	$(SUNFISH_VENV)/bin/python -m pip install --quiet 'sunfish>=2024.1'
 	touch $@
 
-match: $(STAMP) stockfish $(SUNFISH_VENV)/.installed
+match: $(STAMP) opponents $(SUNFISH_VENV)/.installed
 	$(BIN)/python -m tools.match $(MATCH_ARGS)
 
 demo: $(STAMP)

@@ -1,15 +1,21 @@
-"""Play a match between two UCI engines and report the score with an Elo estimate.
+"""Play a match between two engines (UCI or XBoard) and report the score with an Elo estimate.
 
-Each opening is played twice, once with each engine as White.  Clocks are kept by this tool
-(the referee): the wall time of every move is charged to the mover, and an engine whose clock
-runs out loses on time, whatever it reports.  Games are adjudicated when both engines agree the
-position is clearly won, or when a long, level endgame is clearly drawn.
+Each opening is played twice, once with each engine as White: the two games are a *pair*, and
+the pairs' scores are counted as pentanomial results.  Clocks are kept by this tool (the
+referee): the wall time of every move is charged to the mover, and an engine whose clock runs
+out loses on time, whatever it reports.  With ``--nodes N`` every move is a fixed-nodes search
+instead and no clock runs.  Games are adjudicated when both engines agree the position is
+clearly won, or when a long, level endgame is clearly drawn.
+
+With ``--sprt elo0 elo1 alpha beta`` the match is a sequential probability ratio test
+(``tools.sprt``): it stops by itself as soon as the log-likelihood ratio leaves its bounds.
 
 Examples::
 
     python -m tools.match --engine2 sunfish --tc 10+0.1 --games 20
     python -m tools.match --engine2 stockfish --option2 UCI_LimitStrength=true \\
         --option2 UCI_Elo=2000 --tc 60+0.6 --games 10 --pgn games/sf2000.pgn
+    python -m tools.match --engine2 kibitz@main --tc 2+0.02 --sprt 0 5 0.05 0.05
 """
 
 from __future__ import annotations
@@ -17,13 +23,18 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import contextlib
+import dataclasses
+import logging
 import math
+import re
 import shlex
 import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -31,6 +42,8 @@ from typing import TextIO
 import chess
 import chess.engine
 import chess.pgn
+
+from tools.sprt import ELO_MODELS, SprtSpec, llr, pair_index
 
 # Balanced opening lines (SAN), each played with both colours.
 OPENINGS: tuple[tuple[str, str], ...] = (
@@ -68,11 +81,27 @@ OPENINGS: tuple[tuple[str, str], ...] = (
     ("Open Sicilian", "e4 c5 Nf3 Nc6 d4 cxd4 Nxd4"),
 )
 
-ENGINE_ALIASES = {
-    "kibitz": [sys.executable, "-m", "engine"],
-    "sunfish": [".venv-sunfish/bin/python", "-m", "sunfish"],
-    "stockfish": [shutil.which("stockfish") or "/usr/games/stockfish"],
+PROTOCOLS = ("uci", "xboard")
+
+
+def _debian_engine(name: str) -> str:
+    """Debian installs its chess engines in /usr/games, which may not be on PATH."""
+    return shutil.which(name) or f"/usr/games/{name}"
+
+
+# alias -> (command, protocol, has a `COMMAND bench`); `make match` installs the Debian ones.
+# GNU Chess takes `bench` for something else and never ends; Phalanx's bench runs 5 minutes.
+ENGINE_ALIASES: dict[str, tuple[list[str], str, bool]] = {
+    "kibitz": ([sys.executable, "-m", "engine"], "uci", True),
+    "sunfish": ([".venv-sunfish/bin/python", "-m", "sunfish"], "uci", False),
+    "stockfish": ([_debian_engine("stockfish")], "uci", True),
+    "gnuchess": ([_debian_engine("gnuchess"), "--uci"], "uci", False),
+    "ethereal-chess": ([_debian_engine("ethereal-chess")], "uci", True),
+    "phalanx": ([_debian_engine("phalanx")], "xboard", False),
 }
+KIBITZ_AT = "kibitz@"  # kibitz@REV: the engine as it was at git revision REV
+BENCH_TIMEOUT_S = 600.0
+SPRT_MAX_GAMES = 20000  # an SPRT stops long before this unless the Elo sits between its bounds
 
 
 @dataclass(frozen=True)
@@ -87,6 +116,9 @@ class EngineSpec:
     name: str
     command: list[str]
     options: dict[str, str]
+    protocol: str = "uci"
+    cwd: str | None = None  # working directory (an exported revision of this engine)
+    has_bench: bool = False  # `COMMAND bench` prints a node count and nodes/s
 
 
 @dataclass(frozen=True)
@@ -99,6 +131,12 @@ class MatchConfig:
     draw_plies: int
     draw_min_ply: int
     max_plies: int
+    nodes: int | None = None  # fixed nodes per move instead of clocks
+
+    def describe(self) -> str:
+        if self.nodes is not None:
+            return f"{self.nodes} nodes/move"
+        return f"{self.base_s:g}+{self.increment_s:g}"
 
 
 @dataclass
@@ -125,12 +163,23 @@ class Tally:
     draws: int = 0
     losses: int = 0
     time_losses: dict[str, int] = field(default_factory=dict)
+    # pair scores of engine1 (0, 0.5, ... 2 points) as counts [LL, LD, DD+WL, WD, WW]
+    pentanomial: list[int] = field(default_factory=lambda: [0] * 5)
+    _half_pairs: dict[int, float] = field(default_factory=dict)
+    llr: float = 0.0  # SPRT: the log-likelihood ratio after the last completed pair
+    verdict: str | None = None  # SPRT: "H1" or "H0" once the LLR has left its bounds
+    verdict_games: int = 0  # games counted when the verdict came
 
     @property
     def games(self) -> int:
         return self.wins + self.draws + self.losses
 
-    def add(self, result: GameResult) -> None:
+    @property
+    def pairs(self) -> int:
+        return sum(self.pentanomial)
+
+    def add(self, result: GameResult) -> bool:
+        """Count one game; True when it completes its pair (the same opening, both colours)."""
         points = result.engine1_points
         if points == 1.0:
             self.wins += 1
@@ -140,6 +189,13 @@ class Tally:
             self.losses += 1
         if result.time_loss:
             self.time_losses[result.time_loss] = self.time_losses.get(result.time_loss, 0) + 1
+        pair = result.index // 2
+        partner = self._half_pairs.pop(pair, None)
+        if partner is None:
+            self._half_pairs[pair] = points
+            return False
+        self.pentanomial[pair_index(partner + points)] += 1
+        return True
 
 
 def elo_from_score(score: float) -> float:
@@ -208,15 +264,91 @@ def load_openings(path: Path | None) -> list[Opening]:
     return openings
 
 
-def resolve_command(text: str) -> list[str]:
-    return list(ENGINE_ALIASES.get(text, shlex.split(text)))
+REPO_DIR = Path(__file__).resolve().parents[1]
+
+
+def export_revision(revision: str, cache_root: Path | None = None) -> Path:
+    """The ``engine/`` package of a git revision, exported once into a directory of its own.
+
+    ``python -m engine`` run there plays that revision: the base of an SPRT test of a change.
+    """
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=REPO_DIR,
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError) as error:
+        raise SystemExit(f"kibitz@{revision}: not a git revision of {REPO_DIR}: {error}") from None
+    root = cache_root or Path(tempfile.gettempdir()) / "kibitz-revisions"
+    target = root / sha[:12]
+    if (target / "engine" / "__main__.py").is_file():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{sha[:12]}-"))
+    archive = subprocess.run(["git", "archive", "--format=tar", sha, "engine"], cwd=REPO_DIR,
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(staging)], input=archive, check=True)
+    try:
+        staging.rename(target)  # atomic: a concurrent export of the same revision may win
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def resolve_engine(text: str, protocol: str | None = None, bench: bool = False) -> EngineSpec:
+    """The engine of an alias, ``kibitz@REV`` or a command line (``bench``: it has one)."""
+    if text.startswith(KIBITZ_AT):
+        directory = export_revision(text[len(KIBITZ_AT):])
+        return EngineSpec(text, [sys.executable, "-m", "engine"], {}, protocol or "uci",
+                          str(directory), has_bench=True)
+    if text in ENGINE_ALIASES:
+        command, alias_protocol, has_bench = ENGINE_ALIASES[text]
+        return EngineSpec(text, list(command), {}, protocol or alias_protocol, None, has_bench)
+    command = shlex.split(text)
+    if not command:
+        raise SystemExit("an engine command is empty")
+    return EngineSpec(text, command, {}, protocol or "uci", None, bench)
 
 
 def open_engine(spec: EngineSpec) -> chess.engine.SimpleEngine:
-    engine = chess.engine.SimpleEngine.popen_uci(spec.command, timeout=120.0)
+    if spec.protocol == "xboard":
+        engine = chess.engine.SimpleEngine.popen_xboard(spec.command, timeout=120.0, cwd=spec.cwd)
+    else:
+        engine = chess.engine.SimpleEngine.popen_uci(spec.command, timeout=120.0, cwd=spec.cwd)
     if spec.options:
         engine.configure(dict(spec.options))
     return engine
+
+
+# `bench` output: Stockfish and kibitz print "Nodes searched : N" and "Nodes/second : N",
+# Ethereal "Nodes : N" and "NPS : N".
+_BENCH_NODES = re.compile(r"^\s*Nodes(?: searched)?\s*:\s*(\d+)\s*$", re.MULTILINE)
+_BENCH_NPS = re.compile(r"^\s*(?:Nodes/second|NPS)\s*:\s*(\d+)\s*$", re.MULTILINE)
+
+
+def parse_bench(output: str) -> tuple[int, int] | None:
+    """(nodes, nodes/s) from an engine's ``bench`` output, None if it printed neither."""
+    nodes = _BENCH_NODES.findall(output)
+    nps = _BENCH_NPS.findall(output)
+    if not nodes or not nps:
+        return None
+    return int(nodes[-1]), int(nps[-1])
+
+
+def bench_signature(spec: EngineSpec, timeout_s: float = BENCH_TIMEOUT_S) -> tuple[int, int] | None:
+    """Run ``COMMAND bench`` (UCI engines that have it); None when it is not supported.
+
+    The node count is the engine's signature (it changes exactly when its search or
+    evaluation does), so a test names the builds it compared.
+    """
+    if not spec.has_bench:
+        return None
+    try:
+        run = subprocess.run([*spec.command, "bench"], cwd=spec.cwd, stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_bench(run.stdout + "\n" + run.stderr)
 
 
 class Seat:
@@ -289,12 +421,15 @@ def play_game(
             break
         mover = board.turn
         seat = by_colour[mover]
-        limit = chess.engine.Limit(
-            white_clock=clock_s[chess.WHITE],
-            black_clock=clock_s[chess.BLACK],
-            white_inc=config.increment_s,
-            black_inc=config.increment_s,
-        )
+        if config.nodes is not None:
+            limit = chess.engine.Limit(nodes=config.nodes)
+        else:
+            limit = chess.engine.Limit(
+                white_clock=clock_s[chess.WHITE],
+                black_clock=clock_s[chess.BLACK],
+                white_inc=config.increment_s,
+                black_inc=config.increment_s,
+            )
         try:
             engine = seat.get()  # (re)starting an engine is not charged to its clock
             started = time.monotonic()
@@ -305,7 +440,7 @@ def play_game(
             termination = f"{seat.spec.name} failed: {e}"
             break
         clock_s[mover] -= time.monotonic() - started
-        if clock_s[mover] < 0:
+        if clock_s[mover] < 0 and config.nodes is None:
             result = "0-1" if mover == chess.WHITE else "1-0"
             termination, time_loss = "time forfeit", seat.spec.name
             break
@@ -328,8 +463,11 @@ def play_game(
     game.headers["Result"] = result
     game.headers["Termination"] = termination
     game.headers["Opening"] = opening.name
-    game.headers["TimeControl"] = f"{config.base_s:g}+{config.increment_s:g}"
+    game.headers["TimeControl"] = config.describe()
     return GameResult(index, opening.name, engine1_white, result, termination, game, time_loss)
+
+
+PlayFn = Callable[[int, Opening, bool, tuple["Seat", "Seat"], MatchConfig], GameResult]
 
 
 def run_match(
@@ -340,8 +478,18 @@ def run_match(
     concurrency: int,
     pgn_path: Path | None,
     out: TextIO = sys.stdout,
+    sprt: SprtSpec | None = None,
+    play: PlayFn = play_game,
 ) -> Tally:
-    schedule = [(i, openings[(i // 2) % len(openings)], i % 2 == 0) for i in range(games)]
+    """Play up to ``games`` games; with ``sprt``, stop starting games once it has a verdict.
+
+    Games are started one by one as workers free up (never more than ``concurrency`` at a
+    time), so a test that stops early has started only the games it needed; games already
+    running when the verdict comes are played out and counted.
+    """
+    schedule: Iterator[tuple[int, Opening, bool]] = (
+        (i, openings[(i // 2) % len(openings)], i % 2 == 0) for i in range(games)
+    )
     tally = Tally()
     lock = threading.Lock()
     local = threading.local()
@@ -356,25 +504,44 @@ def run_match(
         return pair
 
     def job(index: int, opening: Opening, engine1_white: bool) -> GameResult:
-        return play_game(index, opening, engine1_white, seats(), config)
+        return play(index, opening, engine1_white, seats(), config)
 
     pgn_file = pgn_path.open("a") if pgn_path else None
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futures = [pool.submit(job, *entry) for entry in schedule]
-            for future in concurrent.futures.as_completed(futures):
-                result = future.result()
-                tally.add(result)
-                if pgn_file is not None:
-                    print(result.game, file=pgn_file, end="\n\n", flush=True)
-                colour = "white" if result.engine1_white else "black"
-                print(
-                    f"game {result.index + 1:3d} {result.opening:24s} {specs[0].name} {colour}: "
-                    f"{result.result:7s} ({result.termination})  "
-                    f"score {tally.wins}-{tally.losses}-{tally.draws}",
-                    file=out,
-                    flush=True,
+            running: set[concurrent.futures.Future[GameResult]] = set()
+
+            def start_next() -> None:
+                entry = next(schedule, None)
+                if entry is not None:
+                    running.add(pool.submit(job, *entry))
+
+            for _ in range(concurrency):
+                start_next()
+            while running:
+                done, _ = concurrent.futures.wait(
+                    running, return_when=concurrent.futures.FIRST_COMPLETED
                 )
+                for future in done:
+                    running.discard(future)
+                    result = future.result()
+                    pair_done = tally.add(result)
+                    if pgn_file is not None:
+                        print(result.game, file=pgn_file, end="\n\n", flush=True)
+                    colour = "white" if result.engine1_white else "black"
+                    line = (f"game {result.index + 1:3d} {result.opening:24s} {specs[0].name} "
+                            f"{colour}: {result.result:7s} ({result.termination})  "
+                            f"score {tally.wins}-{tally.losses}-{tally.draws}")
+                    if sprt is not None and pair_done:
+                        tally.llr = llr(tally.pentanomial, sprt.elo0, sprt.elo1, sprt.model)
+                        line += f"  LLR {tally.llr:+.2f}"
+                        if tally.verdict is None:
+                            tally.verdict = sprt.verdict(tally.llr)
+                            if tally.verdict is not None:
+                                tally.verdict_games = tally.games
+                    print(line, file=out, flush=True)
+                    if tally.verdict is None:
+                        start_next()
     finally:
         if pgn_file is not None:
             pgn_file.close()
@@ -382,6 +549,22 @@ def run_match(
             for seat in pair:
                 seat.discard()
     return tally
+
+
+def sprt_report(tally: Tally, sprt: SprtSpec) -> str:
+    pairs = "[" + ", ".join(str(n) for n in tally.pentanomial) + "]"
+    if tally.verdict == "H1":
+        outcome = f"H1 accepted: passed after {tally.verdict_games} games"
+    elif tally.verdict == "H0":
+        outcome = f"H0 accepted: failed after {tally.verdict_games} games"
+    else:
+        outcome = f"no verdict after {tally.games} games (the game limit came first)"
+    return "\n".join([
+        f"{sprt.describe()}",
+        f"LLR {tally.llr:+.2f} ({sprt.lower_bound:+.2f}, {sprt.upper_bound:+.2f}): {outcome}",
+        f"games {tally.games}: W {tally.wins} L {tally.losses} D {tally.draws}; "
+        f"pentanomial [LL, LD, DD+WL, WD, WW] {pairs}",
+    ])
 
 
 def report(tally: Tally, specs: tuple[EngineSpec, EngineSpec]) -> str:
@@ -403,27 +586,59 @@ def report(tally: Tally, specs: tuple[EngineSpec, EngineSpec]) -> str:
         "losses on time: "
         + (", ".join(f"{k} {v}" for k, v in sorted(tally.time_losses.items())) or "none"),
     ]
+    if tally.pairs:
+        lines.append("game pairs [LL, LD, DD+WL, WD, WW]: "
+                     + ", ".join(str(n) for n in tally.pentanomial))
     return "\n".join(lines)
+
+
+def parse_sprt(values: Sequence[str], model: str) -> SprtSpec:
+    try:
+        elo0, elo1, alpha, beta = (float(v) for v in values)
+        return SprtSpec(elo0, elo1, alpha, beta, model)
+    except ValueError as error:
+        raise SystemExit(f"--sprt ELO0 ELO1 ALPHA BETA: {error}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tools.match",
-        description="Play a match between two UCI engines with referee-kept clocks.",
-        epilog="Engine commands may be the aliases " + ", ".join(ENGINE_ALIASES)
-        + " or any command line.",
+        description="Play a match between two engines with referee-kept clocks, "
+        "optionally as an SPRT.",
+        epilog="Engines may be the aliases " + ", ".join(ENGINE_ALIASES)
+        + ", kibitz@REV (this engine at git revision REV) or any command line.",
     )
     parser.add_argument("--engine1", default="kibitz", help="first engine (default: kibitz)")
     parser.add_argument("--engine2", default="sunfish", help="second engine (default: sunfish)")
+    parser.add_argument("--proto1", choices=PROTOCOLS,
+                        help="protocol of engine1 (default: the alias's, else uci)")
+    parser.add_argument("--proto2", choices=PROTOCOLS,
+                        help="protocol of engine2 (default: the alias's, else uci)")
     parser.add_argument("--name1", help="display name of engine1")
     parser.add_argument("--name2", help="display name of engine2")
     parser.add_argument("--option1", action="append", type=parse_option, default=[],
-                        metavar="NAME=VALUE", help="UCI option for engine1 (repeatable)")
+                        metavar="NAME=VALUE", help="engine option for engine1 (repeatable)")
     parser.add_argument("--option2", action="append", type=parse_option, default=[],
-                        metavar="NAME=VALUE", help="UCI option for engine2 (repeatable)")
+                        metavar="NAME=VALUE", help="engine option for engine2 (repeatable)")
     parser.add_argument("--tc", type=parse_time_control, default=(10.0, 0.1),
                         help="time control BASE+INC in seconds (default 10+0.1)")
-    parser.add_argument("--games", type=int, default=20, help="number of games (default 20)")
+    parser.add_argument("--nodes", type=int,
+                        help="fixed nodes per move instead of a clock (screening)")
+    parser.add_argument("--games", type=int,
+                        help="number of games (default 20; with --sprt the most it may play, "
+                        f"default {SPRT_MAX_GAMES})")
+    parser.add_argument("--sprt", nargs=4, metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+                        help="sequential probability ratio test of H0: elo0 against H1: elo1 "
+                        "(engine1's Elo over engine2), e.g. 0 5 0.05 0.05; stops at a bound")
+    parser.add_argument("--elo-model", choices=ELO_MODELS, default="normalized",
+                        help="Elo of the SPRT bounds: normalized (fishtest's, the default) or "
+                        "logistic")
+    parser.add_argument("--no-bench", action="store_true",
+                        help="skip the bench signatures printed before the match")
+    parser.add_argument("--bench1", action="store_true",
+                        help="engine1 is a command line whose `COMMAND bench` prints a "
+                        "signature (aliases know whether they have one)")
+    parser.add_argument("--bench2", action="store_true", help="the same for engine2")
     parser.add_argument("--openings", type=Path, help="file of FEN/EPD start positions")
     parser.add_argument("--pgn", type=Path, help="append the games to this PGN file")
     parser.add_argument("--concurrency", type=int, default=1, help="games played at once")
@@ -442,31 +657,58 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def make_spec(command_text: str, name: str | None, protocol: str | None,
+              options: list[tuple[str, str]], bench: bool) -> EngineSpec:
+    spec = resolve_engine(command_text, protocol, bench)
+    return dataclasses.replace(spec, name=name or command_text, options=dict(options))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.games < 1:
+    # XBoard engines print lines the protocol does not define ('tellics ...'): not news
+    logging.getLogger("chess.engine").setLevel(logging.ERROR)
+    sprt = parse_sprt(args.sprt, args.elo_model) if args.sprt else None
+    games = args.games if args.games is not None else (SPRT_MAX_GAMES if sprt else 20)
+    if games < 1:
         raise SystemExit("--games must be at least 1")
+    if sprt is not None and games < 2:
+        raise SystemExit("--sprt plays game pairs: --games must be at least 2")
     if args.concurrency < 1:
         raise SystemExit("--concurrency must be at least 1")
+    if args.nodes is not None and args.nodes < 1:
+        raise SystemExit("--nodes must be at least 1")
     specs = (
-        EngineSpec(args.name1 or args.engine1, resolve_command(args.engine1), dict(args.option1)),
-        EngineSpec(args.name2 or args.engine2, resolve_command(args.engine2), dict(args.option2)),
+        make_spec(args.engine1, args.name1, args.proto1, args.option1, args.bench1),
+        make_spec(args.engine2, args.name2, args.proto2, args.option2, args.bench2),
     )
     if specs[0].name == specs[1].name:
-        specs = (EngineSpec(specs[0].name + "-1", specs[0].command, specs[0].options),
-                 EngineSpec(specs[1].name + "-2", specs[1].command, specs[1].options))
+        specs = (dataclasses.replace(specs[0], name=specs[0].name + "-1"),
+                 dataclasses.replace(specs[1], name=specs[1].name + "-2"))
     config = MatchConfig(
         base_s=args.tc[0], increment_s=args.tc[1], win_cp=args.win_cp, win_plies=args.win_plies,
         draw_cp=args.draw_cp, draw_plies=args.draw_plies, draw_min_ply=args.draw_min_ply,
-        max_plies=args.max_plies,
+        max_plies=args.max_plies, nodes=args.nodes,
     )
     if args.pgn:
         args.pgn.parent.mkdir(parents=True, exist_ok=True)
     openings = load_openings(args.openings)
-    print(f"{specs[0].name} vs {specs[1].name}, {args.games} games at "
-          f"{config.base_s:g}+{config.increment_s:g}", flush=True)
-    tally = run_match(specs, openings, args.games, config, args.concurrency, args.pgn)
+    if not args.no_bench:
+        for spec in specs:
+            signature = bench_signature(spec)
+            if signature is None:
+                print(f"{spec.name}: no bench signature", flush=True)
+            else:
+                print(f"{spec.name}: bench {signature[0]} nodes, {signature[1]} nodes/s",
+                      flush=True)
+    limit = f"up to {games}" if sprt else str(games)
+    print(f"{specs[0].name} vs {specs[1].name}, {limit} games at {config.describe()}",
+          flush=True)
+    if sprt is not None:
+        print(sprt.describe(), flush=True)
+    tally = run_match(specs, openings, games, config, args.concurrency, args.pgn, sprt=sprt)
     print(report(tally, specs), flush=True)
+    if sprt is not None:
+        print(sprt_report(tally, sprt), flush=True)
     return 0
 
 

@@ -8,7 +8,7 @@ import pytest
 from engine.board import Position
 from engine.evalcache import VALUE_BITS, cached_evaluate, new_cache, prefetch_entry
 from engine.evaluate import evaluate, new_scratch
-from tests.engine.test_evaluate import _positions
+from tests.engine.test_evaluate import sample_positions
 
 
 def _score(position: Position, cache: np.ndarray) -> tuple[int, int]:
@@ -23,7 +23,7 @@ def _score(position: Position, cache: np.ndarray) -> tuple[int, int]:
 
 def test_cached_scores_equal_the_evaluation_on_a_miss_and_on_a_hit() -> None:
     cache = new_cache(12)
-    positions = [Position.from_fen(fen) for fen in _positions()[:200]]
+    positions = [Position.from_fen(fen) for fen in sample_positions()[:200]]
     for position in positions:  # misses, filling the cache
         cached, plain = _score(position, cache)
         assert cached == plain
@@ -37,7 +37,7 @@ def test_a_one_entry_cache_never_returns_another_positions_score() -> None:
     # every key lands on the single word: each probe is a clash with the position before
     cache = new_cache(0)
     scores = set()
-    for fen in _positions()[:100]:
+    for fen in sample_positions()[:100]:
         cached, plain = _score(Position.from_fen(fen), cache)
         assert cached == plain
         scores.add(plain)

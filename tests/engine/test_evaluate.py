@@ -25,7 +25,7 @@ def side_score(fen: str) -> int:
     return int(evaluate(board, stack, int(meta[0]), new_scratch()))
 
 
-def _positions() -> list[str]:
+def sample_positions() -> list[str]:
     fens = []
     for name in ("bratko_kopec24.epd", "kaufman25.epd", "arasan20.epd", "perftsuite126.epd"):
         for line in (DATA / name).read_text().splitlines():
@@ -45,7 +45,7 @@ def _positions() -> list[str]:
 
 def test_score_equals_minus_the_score_of_the_colour_flipped_mirror() -> None:
     checked = 0
-    for fen in _positions():
+    for fen in sample_positions():
         board = chess.Board(fen)
         if not board.is_valid():
             continue

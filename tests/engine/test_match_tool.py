@@ -1,20 +1,38 @@
-"""The match tool's arithmetic and adjudication (whole games are played in test_time_losses)."""
+"""The match tool's arithmetic, SPRT and adjudication (whole games: test_time_losses)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import io
+import math
+import subprocess
+import sys
+from pathlib import Path
 
 import chess
+import chess.pgn
 import pytest
 
 from tools.match import (
+    EngineSpec,
+    GameResult,
     MatchConfig,
+    Opening,
+    Seat,
     _adjudicate,
+    bench_signature,
     elo_estimate,
+    export_revision,
     load_openings,
+    parse_bench,
     parse_option,
     parse_time_control,
+    resolve_engine,
+    run_match,
+    sprt_report,
 )
+from tools.sprt import SprtSpec, llr, pair_index
 
 CONFIG = MatchConfig(10, 0.1, win_cp=1000, win_plies=4, draw_cp=10, draw_plies=4,
                      draw_min_ply=20, max_plies=400)
@@ -65,3 +83,172 @@ def test_built_in_openings_are_legal_and_distinct() -> None:
             board.push(move)
         ends.add(board.fen())
     assert len(ends) == len(openings)
+
+
+# Reference LLRs from fishtest's server/fishtest/stats/LLRcalc.py (official-stockfish/fishtest,
+# commit b8eecff2), run with scipy: LLR_normalized(elo0, elo1, results) and
+# LLR_logistic(elo0, elo1, results).  OpenBench's PentanomialSPRT (OpenBench/stats.py) is the
+# same computation as LLR_normalized; its own example, (39, 8843, 26675, 9240, 44) with
+# [0.5, 2.5], is the first row.
+FISHTEST_LLR = (
+    # (pentanomial, elo0, elo1, normalized, logistic)
+    ((39, 8843, 26675, 9240, 44), 0.5, 2.5, 2.9416752080, 0.5555170687),
+    ((10, 20, 30, 25, 15), 0, 5, 0.2328032316, 0.2694125272),
+    ((0, 3, 10, 5, 0), -3, 1, 0.0499997058, 0.1086445353),
+    ((5, 30, 60, 40, 8), 0, 10, 0.5864261173, 0.8039931210),
+    ((12, 40, 50, 30, 9), 0, 5, -0.3397955061, -0.4709818092),
+)
+
+
+@pytest.mark.parametrize(("pairs", "elo0", "elo1", "normalized", "logistic"), FISHTEST_LLR)
+def test_llr_matches_fishtest(pairs: tuple[int, ...], elo0: float, elo1: float,
+                              normalized: float, logistic: float) -> None:
+    assert llr(pairs, elo0, elo1, "normalized") == pytest.approx(normalized, abs=1e-7)
+    assert llr(pairs, elo0, elo1, "logistic") == pytest.approx(logistic, abs=1e-7)
+
+
+def test_llr_direction_and_bad_input() -> None:
+    assert llr([0, 5, 20, 40, 30], 0, 5) > 0  # engine1 far ahead: evidence for H1
+    assert llr([30, 40, 20, 5, 0], 0, 5) < 0
+    with pytest.raises(ValueError, match="five numbers"):
+        llr([1, 2, 3], 0, 5)
+    with pytest.raises(ValueError, match="Elo model"):
+        llr([1, 2, 3, 4, 5], 0, 5, "bayes")
+
+
+def test_sprt_bounds_and_verdict() -> None:
+    spec = SprtSpec(0, 5, 0.05, 0.05)
+    # Wald's bounds: ln(beta / (1 - alpha)) and ln((1 - beta) / alpha), +-2.94 at 5%
+    assert spec.lower_bound == pytest.approx(-2.944439, abs=1e-6)
+    assert spec.upper_bound == pytest.approx(2.944439, abs=1e-6)
+    assert SprtSpec(-3, 1, 0.05, 0.1).upper_bound == pytest.approx(math.log(0.9 / 0.05))
+    assert spec.verdict(2.95) == "H1"
+    assert spec.verdict(-2.95) == "H0"
+    assert spec.verdict(2.9) is None
+    for bad in ((5, 0, 0.05, 0.05), (0, 5, 0.0, 0.05), (0, 5, 0.05, 0.6)):
+        with pytest.raises(ValueError, match="SPRT"):
+            SprtSpec(*bad)
+
+
+def test_pair_index() -> None:
+    assert [pair_index(p) for p in (0, 0.5, 1, 1.5, 2)] == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="pair"):
+        pair_index(2.5)
+
+
+def _scripted_play(results: dict[int, str]) -> object:
+    """A stand-in for play_game returning engine1's result by game index; counts its calls."""
+    played: list[int] = []
+
+    def play(index: int, opening: Opening, engine1_white: bool, seats: tuple[Seat, Seat],
+             config: MatchConfig) -> GameResult:
+        played.append(index)
+        points = results.get(index, "draw")
+        white_points = {"win": 1.0, "loss": 0.0, "draw": 0.5}[points]
+        if not engine1_white:
+            white_points = 1.0 - white_points
+        result = {1.0: "1-0", 0.0: "0-1", 0.5: "1/2-1/2"}[white_points]
+        return GameResult(index, opening.name, engine1_white, result, "scripted",
+                          chess.pgn.Game())
+
+    play.played = played  # type: ignore[attr-defined]
+    return play
+
+
+SPECS = (EngineSpec("a", ["a"], {}), EngineSpec("b", ["b"], {}))
+
+
+def test_sprt_stops_itself_at_the_upper_bound() -> None:
+    # engine1 wins one game of each pair and draws the other: pair score 1.5 every time
+    play = _scripted_play({i: "win" for i in range(0, 10_000, 2)})
+    spec = SprtSpec(0, 10, 0.05, 0.05)
+    out = io.StringIO()
+    tally = run_match(SPECS, load_openings(None), 10_000, CONFIG, 1, None, out=out, sprt=spec,
+                      play=play)  # type: ignore[arg-type]
+    assert tally.verdict == "H1"
+    assert tally.llr >= spec.upper_bound
+    assert tally.games == len(play.played) == tally.verdict_games  # type: ignore[attr-defined]
+    assert tally.games < 10_000 and tally.games % 2 == 0
+    assert tally.pentanomial == [0, 0, 0, tally.games // 2, 0]
+    # one pair fewer would not have crossed the bound: it stopped at the first pair that did
+    fewer = [0, 0, 0, tally.games // 2 - 1, 0]
+    assert llr(fewer, 0, 10) < spec.upper_bound
+    text = sprt_report(tally, spec)
+    assert "H1 accepted" in text and f"W {tally.wins} L 0 D {tally.draws}" in text
+    assert f"[0, 0, 0, {tally.games // 2}, 0]" in text
+
+
+def test_sprt_stops_itself_at_the_lower_bound_with_mixed_pairs() -> None:
+    # a losing engine1: LL, LD and DD pairs in turn (pairs 0, 1, 2 of every three)
+    results: dict[int, str] = {}
+    for pair in range(5000):
+        kind = pair % 3
+        results[2 * pair] = "loss" if kind < 2 else "draw"
+        results[2 * pair + 1] = "loss" if kind == 0 else "draw"
+    play = _scripted_play(results)
+    spec = SprtSpec(0, 5, 0.05, 0.05)
+    tally = run_match(SPECS, load_openings(None), 10_000, CONFIG, 2, None, out=io.StringIO(),
+                      sprt=spec, play=play)  # type: ignore[arg-type]
+    assert tally.verdict == "H0"
+    assert tally.llr <= spec.lower_bound
+    pairs = tally.pairs
+    assert tally.pentanomial[3:] == [0, 0] and sum(tally.pentanomial[:3]) == pairs
+    # with two workers at most one game beyond the verdict's pair is played out
+    assert tally.games <= tally.verdict_games + 1
+
+
+def test_sprt_without_verdict_stops_at_the_game_limit() -> None:
+    play = _scripted_play({})  # all draws: no evidence either way within 20 games
+    spec = SprtSpec(0, 5, 0.05, 0.05)
+    tally = run_match(SPECS, load_openings(None), 20, CONFIG, 1, None, out=io.StringIO(),
+                      sprt=spec, play=play)  # type: ignore[arg-type]
+    assert tally.verdict is None and tally.games == 20
+    assert tally.pentanomial == [0, 0, 10, 0, 0]
+    assert "no verdict after 20 games" in sprt_report(tally, spec)
+
+
+def test_bench_output_parsing() -> None:
+    kibitz = "position 40/40: 100 nodes\nNodes searched  : 606832\nNodes/second    : 1470000\n"
+    assert parse_bench(kibitz) == (606832, 1470000)
+    ethereal = "Time  : 55200ms\nNodes : 5132900\nNPS   : 92987\n"
+    assert parse_bench(ethereal) == (5132900, 92987)
+    assert parse_bench("usage: engine [options]") is None
+
+
+def test_engine_aliases() -> None:
+    phalanx = resolve_engine("phalanx")
+    assert phalanx.protocol == "xboard" and phalanx.command[0].endswith("phalanx")
+    assert phalanx.cwd is None and not phalanx.has_bench
+    gnuchess = resolve_engine("gnuchess")
+    assert gnuchess.protocol == "uci" and gnuchess.command[-1] == "--uci"
+    assert not gnuchess.has_bench  # it would take `bench` for something else and hang
+    assert resolve_engine("ethereal-chess").has_bench and resolve_engine("stockfish").has_bench
+    custom = resolve_engine("./my-engine -x", "xboard")
+    assert (custom.command, custom.protocol, custom.has_bench) == (["./my-engine", "-x"],
+                                                                    "xboard", False)
+    assert resolve_engine("./my-engine", None, bench=True).has_bench
+
+
+def test_bench_signature_of_a_command(tmp_path: Path) -> None:
+    script = tmp_path / "engine.py"
+    script.write_text("import sys\nassert sys.argv[1:] == ['bench']\n"
+                      "print('Nodes searched  : 1234')\nprint('Nodes/second    : 99')\n")
+    spec = EngineSpec("e", [sys.executable, str(script)], {}, has_bench=True)
+    assert bench_signature(spec) == (1234, 99)
+    assert bench_signature(dataclasses.replace(spec, has_bench=False)) is None
+
+
+def test_export_revision_plays_that_revision(tmp_path: Path) -> None:
+    directory = export_revision("HEAD", cache_root=tmp_path)
+    assert (directory / "engine" / "__main__.py").is_file()
+    head = subprocess.run(["git", "show", "HEAD:engine/params.py"], check=True,
+                          capture_output=True, text=True).stdout
+    assert (directory / "engine" / "params.py").read_text() == head
+    assert export_revision("HEAD", cache_root=tmp_path) == directory  # exported once
+    with pytest.raises(SystemExit, match="not a git revision"):
+        export_revision("no-such-revision-xyz", cache_root=tmp_path)
+    # the exported engine answers UCI from its own directory
+    reply = subprocess.run([sys.executable, "-c", "import engine, pathlib; "
+                            "print(pathlib.Path(engine.__file__).parent.parent)"],
+                           cwd=directory, check=True, capture_output=True, text=True).stdout
+    assert Path(reply.strip()) == directory

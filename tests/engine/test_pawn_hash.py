@@ -17,7 +17,7 @@ from engine.evaluate import (
     evaluate_white,
     new_scratch,
 )
-from tests.engine.test_evaluate import _positions
+from tests.engine.test_evaluate import sample_positions
 
 
 def _pawn_key(position: Position) -> int:
@@ -36,7 +36,7 @@ def _white_score(position: Position, scratch: np.ndarray) -> int:
 
 
 def test_scores_with_a_warm_pawn_table_equal_scores_with_a_fresh_one() -> None:
-    positions = [Position.from_fen(fen) for fen in _positions()]
+    positions = [Position.from_fen(fen) for fen in sample_positions()]
     fresh = [_white_score(position, new_scratch()) for position in positions]
     shared = new_scratch()
     for _ in range(2):  # the second round finds most structures in the table
@@ -46,7 +46,7 @@ def test_scores_with_a_warm_pawn_table_equal_scores_with_a_fresh_one() -> None:
 
 def test_an_entry_equals_the_uncached_computation_of_its_structure() -> None:
     shared = new_scratch()
-    for fen in _positions()[:150]:
+    for fen in sample_positions()[:150]:
         position = Position.from_fen(fen)
         _white_score(position, shared)  # fills (or finds) the entry
         key = _pawn_key(position)
