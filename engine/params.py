@@ -94,6 +94,10 @@ SCORE_BAD_CAPTURE = -(1 << 28)
 
 # --- caches ---------------------------------------------------------------------------------
 TT_AGE_WEIGHT = 8  # replacement: a search of age costs a table entry this many plies of depth
+# replacement: a non-exact result does not overwrite a bound of the same position from this
+# search that is more than this many plies deeper (Ethereal's rule); a nearer one is replaced
+# so its new best move is kept
+TT_KEEP_DEPTH_MARGIN = 2
 EVAL_CACHE_ENTRIES_LOG2 = 16  # evaluation cache: 2**16 words of 8 bytes (512 KB) per searcher
 PAWN_CACHE_ENTRIES_LOG2 = 10  # pawn structure cache: 2**10 entries of 64 bytes (64 KB) per searcher
 

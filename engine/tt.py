@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.jit import njit_noalloc, prefetch
-from engine.params import MATE_BOUND, TT_AGE_WEIGHT
+from engine.params import MATE_BOUND, TT_AGE_WEIGHT, TT_KEEP_DEPTH_MARGIN
 
 TableArray = npt.NDArray[np.uint64]
 
@@ -188,8 +188,9 @@ def store(
 ) -> None:
     """Depth-preferred replacement with aging.
 
-    The entry of the same position keeps a deeper bound from the current search unless the new
-    result is exact (a quiescence bound never overwrites a deep one); otherwise it is
+    The entry of the same position keeps a bound from the current search that is more than
+    ``TT_KEEP_DEPTH_MARGIN`` plies deeper unless the new result is exact (a quiescence bound
+    never overwrites a deep one); otherwise it is
     overwritten, keeping its best move when the new result has none.  A new position takes the
     slot with the lowest ``depth - TT_AGE_WEIGHT * age`` in the bucket, so stale deep entries from
     earlier moves of the game are replaced before fresh ones.
@@ -202,7 +203,8 @@ def store(
         word = np.int64(table[i + 1])
         if table[i] == key and word != 0:
             old_depth = entry_depth(word)
-            if bound != BOUND_EXACT and old_depth > depth and entry_generation(word) == gen:
+            if (bound != BOUND_EXACT and old_depth > depth + TT_KEEP_DEPTH_MARGIN
+                    and entry_generation(word) == gen):
                 return
             if move == 0:
                 move = entry_move(word)

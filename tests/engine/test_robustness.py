@@ -13,6 +13,7 @@ import chess
 import numpy as np
 import pytest
 
+from engine import params as tt_params
 from engine import tt
 from engine.board import FenError, Position, make_null
 from engine.constants import MAX_MOVES
@@ -132,6 +133,10 @@ def test_a_quiescence_bound_does_not_replace_a_deeper_one() -> None:
     tt.store(table, KEY, 1234, 50, 9, tt.BOUND_LOWER, 3)
     tt.store(table, KEY, 0, -20, 1, tt.BOUND_UPPER, 4)  # so does a newer search
     assert tt.entry_depth(tt.probe(table, KEY)) == 1
+    tt.store(table, KEY, 1234, 50, 9, tt.BOUND_LOWER, 4)
+    tt.store(table, KEY, 777, 60, 9 - tt_params.TT_KEEP_DEPTH_MARGIN, tt.BOUND_LOWER, 4)
+    word = tt.probe(table, KEY)  # a bound nearly as deep replaces it, with its new move
+    assert (tt.entry_depth(word), tt.entry_move(word)) == (9 - tt_params.TT_KEEP_DEPTH_MARGIN, 777)
 
 
 def test_a_stop_is_obeyed_during_depth_one() -> None:
