@@ -27,7 +27,8 @@ SandboxServer, by task:
     online      online (OnlineFixtures): the answers of the stand-in opening explorer
                 (/lichess), cloud eval (/api/cloud-eval) and tablebase (/standard).
 Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, claim_win_after_s,
-first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks).
+first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks), clock
+(timers.SandboxClock: real time by default; a timers.ManualClock lets a test move time itself).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
 from sandbox.pgn import ExportOptions, export
 from sandbox.ratelimit import RateLimits
 from sandbox.routes import Api
+from sandbox.timers import LoopClock, SandboxClock
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +116,7 @@ class SandboxServer:
         limits: RateLimits | None = None,
         legacy_castling: bool = False,
         quirks: Quirks | None = None,
+        clock: SandboxClock | None = None,
     ) -> None:
         settings = LobbySettings(
             keepalive_s=keepalive_s,
@@ -121,7 +124,8 @@ class SandboxServer:
             gone_after_s=gone_after_s,
             game=GameSettings(first_move=first_move or FirstMoveTimers(),
                               claim_win_after_s=claim_win_after_s,
-                              legacy_castling=legacy_castling),
+                              legacy_castling=legacy_castling,
+                              clock=clock or LoopClock()),
             limits=limits or RateLimits(),
             quirks=quirks or Quirks(),
         )

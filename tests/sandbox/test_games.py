@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 import pytest
 
 from sandbox.lobby import Quirks
 from sandbox.server import SandboxServer
-from tests.sandbox.conftest import CLAIM_WIN_AFTER_S, KEEPALIVE_S, Duel
+from sandbox.timers import ManualClock
+from tests.sandbox.conftest import (
+    CLAIM_WIN_AFTER_S,
+    GONE_AFTER_S,
+    KEEPALIVE_S,
+    Duel,
+    eventually,
+)
 from tests.sandbox.spec import SpecClient
 
 Client = Callable[[str | None], SpecClient]
@@ -231,13 +237,21 @@ async def test_chat_rooms_limits_and_links(duel: Duel) -> None:
                        {"user": "bot1", "text": "x" * 140}]
 
 
-async def test_a_player_who_leaves_can_be_claimed_against(duel: Duel) -> None:
+async def human_left(duel: Duel, game_id: str) -> None:
+    """Wait until the server has seen the human's game stream close (its gone timer armed)."""
+    human_id = duel.sandbox.account("human1").id
+    await eventually(lambda: not duel.sandbox.lobby.hub.watching(game_id, human_id))
+
+
+async def test_a_player_who_leaves_can_be_claimed_against(duel: Duel, clock: ManualClock) -> None:
     game_id = await duel.start_game(bot_color="white")
     await duel.play(game_id, "e2e4 e7e5")
     async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as bot_stream:
         await bot_stream.next()
         async with duel.human.stream(f"/api/board/game/stream/{game_id}") as human_stream:
             await human_stream.next()
+        await human_left(duel, game_id)
+        clock.advance(GONE_AFTER_S)
         gone = await bot_stream.until("opponentGone")
         assert gone == {"type": "opponentGone", "gone": True,
                         "claimWinInSeconds": round(CLAIM_WIN_AFTER_S)}
@@ -247,8 +261,15 @@ async def test_a_player_who_leaves_can_be_claimed_against(duel: Duel) -> None:
         async with duel.human.stream(f"/api/board/game/stream/{game_id}") as human_stream:
             await human_stream.next()
             assert (await bot_stream.until("opponentGone"))["gone"] is False
+        await human_left(duel, game_id)
+        clock.advance(GONE_AFTER_S)
         await bot_stream.until("opponentGone", gone=True)
-        await asyncio.sleep(CLAIM_WIN_AFTER_S)
+        clock.advance(CLAIM_WIN_AFTER_S - 0.1)
+        assert (await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")).status == 200
+        assert duel.sandbox.game_record(game_id).status == "started"  # 0.1 s too early
+        clock.advance(0.1)
+        assert (await bot_stream.until("opponentGone")) == {
+            "type": "opponentGone", "gone": True, "claimWinInSeconds": 0}
         assert (await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")).status == 200
         final = await bot_stream.until("gameState")
     assert (final["status"], final["winner"]) == ("timeout", "white")
@@ -326,7 +347,8 @@ async def test_unknown_routes_and_methods_answer_json(client: Client) -> None:
     assert wrong.status == 405 and "DELETE" in wrong.json()["error"]
 
 
-async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(duel: Duel) -> None:
+async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(
+        duel: Duel, clock: ManualClock) -> None:
     reply = await duel.bot.post("/api/challenge/human1", data={
         "clock.limit": "180", "clock.increment": "0", "color": "white",
         "rules": "noAbort,noEarlyDraw,noClaimWin"})
@@ -343,7 +365,9 @@ async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(duel: Duel) -
     assert not duel.sandbox.game(game_id).draw_offers
     async with duel.human.stream(f"/api/board/game/stream/{game_id}") as stream:
         await stream.next()
-    await asyncio.sleep(0.1 + CLAIM_WIN_AFTER_S * 2)
+    await human_left(duel, game_id)
+    clock.advance(GONE_AFTER_S + CLAIM_WIN_AFTER_S * 2)
+    assert duel.sandbox.game(game_id).gone_since_s  # gone long enough: only the rule holds
     await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")  # noClaimWin: no effect
     assert duel.sandbox.game_record(game_id).status == "started"
     assert (await duel.bot.post(f"/api/bot/game/{game_id}/resign")).status == 200
