@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +96,12 @@ class BotRun:
     async def finish(self, timeout_s: float = 30.0) -> int:
         self.stop.set()
         return await asyncio.wait_for(self.task, timeout_s)
+
+    async def done_with(self, game_ids: Iterable[str], timeout_s: float = 30.0) -> None:
+        """Wait until the bot is through with these games: a game records its outcome in the
+        metrics last, after its kibitz lines, its goodbye and its PGN file."""
+        wanted = set(game_ids)
+        await wait_for(lambda: wanted <= {o.game_id for o in self.metrics.games}, timeout_s)
 
 
 @contextlib.asynccontextmanager

@@ -78,15 +78,17 @@ async def test_challenges_are_declined_with_reasons_and_queued_in_order(tmp_path
             atomic = await server.challenge("first", BOT, 60, 0, variant="chess960")
             rated = await server.challenge("first", BOT, 60, 0, rated=True)
             slow = await server.challenge("first", BOT, None, None, days=3)
-            await asyncio.sleep(0.5)
             lobby = server.lobby
+            await wait_for(lambda: all(lobby.challenges[c].status == "declined"
+                                       for c in (atomic, rated, slow)))
             reasons = {cid: lobby.challenges[cid].decline_key for cid in (atomic, rated, slow)}
             assert reasons == {atomic: "variant", rated: "casual", slow: "timecontrol"}
             # Three acceptable challenges, one slot: taken in order as games end.
             for name in ("first", "second", "third"):
+                sent = len(lobby.challenges)
                 await server.start_opponent(name, seed=1,
                                             challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-                await asyncio.sleep(0.2)
+                await wait_for(lambda sent=sent: len(lobby.challenges) > sent)  # in before the next
             await bot_games(server, 3, 90)
             games = [r.id for r in server.game_records()]  # in the order they started
             records = [await server.wait_for_game_end(g, 60) for g in games]
@@ -228,8 +230,10 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         assert any(o.game_id == game_id for o in run.metrics.games)
 
 
-async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(tmp_path: Path) -> None:
+async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     quiet_logs()
+    caplog.set_level(logging.INFO, logger="bot")
     config = make_config(tmp_path)
     async with SandboxServer(keepalive_s=0.3) as server:
         token = server.add_account(BOT, bot=True)
@@ -249,8 +253,9 @@ async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(tmp_path: Pa
         await server.start_opponent("rival", seed=4,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         await bot_games(server, 1, 20)
+        caplog.clear()
         os.kill(os.getpid(), signal.SIGINT)
-        await asyncio.sleep(0.3)
+        await wait_for(lambda: "stopping: 1 games may finish" in caplog.text)
         assert not task.done()  # a game is running: waiting for it within the grace period
         os.kill(os.getpid(), signal.SIGINT)
         assert await asyncio.wait_for(task, 10) == EXIT_INTERRUPTED

@@ -120,7 +120,7 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
                                         ("peace", "loser", "rival", "chatter"))
         server.add_account("fan", bot=False)
         fan = server.account("fan")
-        async with running_bot(server, config):
+        async with running_bot(server, config) as run:
             draw_id = await server.challenge("peace", BOT, 120, 1, variant="fromPosition",
                                              fen=LEVEL_FEN, color="white")
             resign_id = await server.challenge("loser", BOT, 120, 1, variant="fromPosition",
@@ -167,13 +167,14 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
                     plies = len(server.game_record(chat_id).moves)
                     await chatter.move_after(chat_id, plies + (plies + 1) % 2)
                     await until(lambda: len(server.game_record(chat_id).moves) % 2 == 1)
-                await asyncio.sleep(0.3)
+                # A PV line wrongly posted for the last move would still be found: the chat
+                # is read only after the bot is through with the game.
                 await chatter.post(chat_id, "resign")
 
             await asyncio.gather(draw_game(), resign_game(), decline_game(), chat_game())
             records = {gid: await server.wait_for_game_end(gid, 30)
                        for gid in (draw_id, resign_id, decline_id, chat_id)}
-            await asyncio.sleep(0.5)  # goodbyes and PGN files
+            await run.done_with(records)  # goodbyes, last kibitz lines and PGN files
             records = {gid: server.game_record(gid) for gid in records}
 
     for record in records.values():
