@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.ops import sdnotify
-from tests.bot.ops.stepped_time import SteppedTime
+from tests.bot.stepped_time import SteppedTime
 
 
 class FakeSystemd:

@@ -19,7 +19,7 @@ from bot.ops.status import (
     run_status,
     summary_line,
 )
-from tests.bot.ops.stepped_time import SteppedTime
+from tests.bot.stepped_time import SteppedTime
 
 GAMES = (
     GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", "23. Nf3", "Nf3 Nc6 Bb5", True),
