@@ -16,8 +16,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check engine bot sandbox tests tools
 	$(BIN)/mypy
 
+# The tests run in a random order (pytest-randomly); the seed is printed first, and
+# `make test SEED=<seed>` repeats that order. `make test SEED=off` keeps the file order.
+ifndef SEED
+SEED := $(shell $(PYTHON) -c 'import random; print(random.randrange(10**9))')
+endif
+ORDER = $(if $(filter off,$(SEED)),-p no:randomly,--randomly-seed=$(SEED))
+
 test: lint
-	$(BIN)/python -m pytest -q
+	@echo "test order: SEED=$(SEED) (make test SEED=$(SEED) repeats it)"
+	$(BIN)/python -m pytest -q $(ORDER)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
