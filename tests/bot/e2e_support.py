@@ -24,6 +24,9 @@ from bot.ops.config import Config, parse_config
 from sandbox.server import GameRecord, SandboxServer
 
 BOT = "kibitz"
+# How long a test waits for an event before it fails: only a guard against a hang, so
+# generous enough for a machine where other work takes most of the cores.
+GUARD_S = 60.0
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -187,7 +190,7 @@ def quiet_logs() -> None:
     logging.getLogger("sandbox").setLevel(logging.WARNING)
 
 
-async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
+async def wait_for(condition: Callable[[], bool], timeout_s: float = GUARD_S) -> None:
     """Poll the sandbox's state (it has no event to wait on) until `condition` holds."""
     async with asyncio.timeout(timeout_s):
         while not condition():  # noqa: ASYNC110

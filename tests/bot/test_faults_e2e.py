@@ -16,6 +16,7 @@ from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAST_TIMINGS,
+    GUARD_S,
     assert_legal,
     bot_games,
     make_config,
@@ -28,7 +29,7 @@ from tests.bot.e2e_support import (
 
 async def plies(server: SandboxServer, game_id: str, count: int) -> bool:
     """Wait for the game to reach `count` plies; False if it ended first."""
-    async with asyncio.timeout(20):
+    async with asyncio.timeout(GUARD_S):
         while len(server.game_record(game_id).moves) < count:
             if server.game_record(game_id).finished:
                 return False

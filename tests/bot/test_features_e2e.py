@@ -23,7 +23,15 @@ from bot.game.hooks import ChatCommandHandler, GameHooks
 from sandbox.online import register_online_routes
 from sandbox.server import GameRecord, SandboxServer
 from tests.bot.book_files import write_book
-from tests.bot.e2e_support import BOT, assert_legal, make_config, post_as, quiet_logs, running_bot
+from tests.bot.e2e_support import (
+    BOT,
+    GUARD_S,
+    assert_legal,
+    make_config,
+    post_as,
+    quiet_logs,
+    running_bot,
+)
 from tests.bot.loopback import serving
 
 # Rook against rook: level, so the bot offers a draw with its move.
@@ -40,7 +48,7 @@ takeback: {max_per_game: 1}
 """
 
 
-async def until(condition: Callable[[], object], timeout_s: float = 20.0,
+async def until(condition: Callable[[], object], timeout_s: float = GUARD_S,
                 what: str = "") -> None:
     """Poll ``condition()`` until it holds."""
     try:

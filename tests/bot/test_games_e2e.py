@@ -13,6 +13,7 @@ from sandbox.opponent import ChallengeSpec
 from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    GUARD_S,
     assert_legal,
     bot_games,
     make_config,
@@ -35,7 +36,7 @@ async def play_as(server: SandboxServer, token: str, game_id: str, uci: str) -> 
 
 
 async def wait_turns(server: SandboxServer, game_id: str, plies: int) -> None:
-    async with asyncio.timeout(20):
+    async with asyncio.timeout(GUARD_S):
         while len(server.game_record(game_id).moves) < plies:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
 
