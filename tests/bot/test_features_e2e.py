@@ -41,6 +41,10 @@ HOPELESS_FEN = "8/8/8/3k4/8/8/8/QQ2K3 w - - 0 40"
 # The bot (white) has an extra queen: it declines a draw.
 WINNING_FEN = "4k3/8/8/8/8/8/3QK3/8 w - - 0 40"
 
+# abort_after_s in the !wait game: long enough that a busy machine stays inside the
+# extension the test checks.
+WAIT_ABORT_S = 4.0
+
 FEATURES = """
 draw: {offer: true, accept: true, margin_cp: 100, moves: 1, min_move: 0}
 resign: {enabled: true, threshold_cp: -800, moves: 1}
@@ -123,6 +127,7 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     config = make_config(tmp_path, FEATURES + f"""
 book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 """)
+    config = replace(config, game=replace(config.game, abort_after_s=WAIT_ABORT_S))
     async with SandboxServer(keepalive_s=0.5) as server:
         peace, loser, rival, chatter = (Human(server, n) for n in
                                         ("peace", "loser", "rival", "chatter"))
@@ -158,8 +163,10 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
                 await until(lambda: chat_id in server.lobby.games)
                 await until(lambda: len(server.game_record(chat_id).moves) >= 1)
                 await chatter.say(chat_id, "!wait")
-                # Past abort_after_s (2 s) but within the extra time !wait gave (2 s more).
-                await asyncio.sleep(2.8)
+                # Past abort_after_s but within the extra time !wait gave (as much again).
+                # The bot's abort timer has no injectable clock yet: this is the one wait on
+                # the wall clock, with a margin of WAIT_ABORT_S - 1 s for a busy machine.
+                await asyncio.sleep(WAIT_ABORT_S + 1.0)
                 assert not server.game_record(chat_id).finished, "aborted despite !wait"
                 await chatter.move_after(chat_id, 1)
                 # The PV of the bot's second move (its first was the book's) is out before
