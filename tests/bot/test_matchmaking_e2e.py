@@ -19,6 +19,7 @@ from sandbox.ratelimit import RateLimits
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    GUARD_S,
     make_config,
     post_as,
     quiet_logs,
@@ -142,7 +143,7 @@ async def test_declined_and_unanswered_challenges_back_off(
             second = ours(server)[1]
             assert second.dest.id == "sleepy"
             caplog.clear()
-            await wait_for(lambda: second.status == "canceled", timeout_s=5)
+            await wait_for(lambda: second.status == "canceled")
             # Both backed off: the next look finds nobody to challenge.
             await wait_for(lambda: "matchmaking: no suitable bot online" in caplog.text)
             assert len(ours(server)) == 2
@@ -170,7 +171,7 @@ async def test_pending_challenge_gives_way_to_an_incoming_one(tmp_path: Path) ->
             assert pending.status == "created"
             await server.start_opponent("visitor", challenge=ChallengeSpec(
                 BOT, 60, 0, repeat=False))
-            game_id = await server.wait_for_game(BOT, timeout_s=10)
+            game_id = await server.wait_for_game(BOT, timeout_s=GUARD_S)
             assert pending.status == "canceled"
             assert {p.id for p in server.game(game_id).players.values()} == {BOT, "visitor"}
             server.end_game(game_id, "draw")
