@@ -77,9 +77,14 @@ async def test_429_on_one_games_moves_does_not_stall_the_other(tmp_path: Path) -
     timings = dataclasses.replace(FAST_TIMINGS, rate_limit_pause_s=10.0)
     async with SandboxServer(keepalive_s=0.3) as server:
         async with running_bot(server, make_config(tmp_path), timings=timings) as run:
-            first, second = await start_games(server, 2)
+            # The game that meets the 429 must outlast it: an engine rival, not a random one.
+            await server.start_opponent("rival0", engine=strong_opponent(), movetime_s=0.05,
+                                        challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+            (first,) = await bot_games(server, 1, GUARD_S)
+            await server.start_opponent("rival1", seed=1,
+                                        challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+            (second,) = [g for g in await bot_games(server, 2, GUARD_S) if g != first]
             assert await plies(server, first, 4)
-            assert await plies(server, second, 4)
             server.rate_limit(f"/api/bot/game/{first}/move/*", html=True, count=1)
             # The first game's next move hits the 429 and waits 10 s ...
             await wait_for(lambda: server.lobby.replies[(BOT, 429)] == 1)
@@ -89,10 +94,14 @@ async def test_429_on_one_games_moves_does_not_stall_the_other(tmp_path: Path) -
             await wait_for(lambda: server.game_record(second).finished
                            or len(server.game_record(second).moves) > progress_from + 2)
             assert len(server.game_record(first).moves) == blocked_at
+            assert not server.game_record(first).finished
+            # After the pause the first game moves again.
+            assert await plies(server, first, blocked_at + 2)
+            server.end_game(first, "draw")
             records = [await server.wait_for_game_end(g, 60) for g in (first, second)]
         assert run.task.result() == 0
-    for record in records:
-        assert_won(record)
+    assert_legal(records[0])
+    assert_won(records[1])
 
 
 async def test_5xx_bursts_and_a_slow_server(tmp_path: Path) -> None:
