@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench bench-bot match demo play sandbox clean
+.PHONY: test test-slow lint bench bench-bot match demo play sandbox clean stockfish \
+	fairy-stockfish xboard-engines
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +24,9 @@ SEED := $(shell $(PYTHON) -c 'import random; print(random.randrange(10**9))')
 endif
 ORDER = $(if $(filter off,$(SEED)),-p no:randomly,--randomly-seed=$(SEED))
 
-test: lint
+# The variant and XBoard engines are tried first: a new machine that may install packages
+# runs those end-to-end tests instead of skipping them (where it may not, they skip).
+test: lint fairy-stockfish xboard-engines
 	@echo "test order: SEED=$(SEED) (make test SEED=$(SEED) repeats it)"
 	$(BIN)/python -m pytest -q $(ORDER)
 
@@ -41,6 +44,19 @@ bench-bot: $(STAMP)
 stockfish:
 	command -v stockfish >/dev/null 2>&1 || test -x /usr/games/stockfish || \
 		(apt-get update -qq && apt-get install -y -qq stockfish)
+
+# Debian's fairy-stockfish plays the Lichess variants; phalanx is an XBoard engine (fairymax
+# is not usable: it lacks `setboard`, which python-chess's XBoard client requires). Both are
+# installed when missing and apt-get can run (root); otherwise the tests that need them skip.
+fairy-stockfish:
+	command -v fairy-stockfish >/dev/null 2>&1 || test -x /usr/games/fairy-stockfish || \
+		(apt-get update -qq && apt-get install -y -qq fairy-stockfish) || \
+		echo "fairy-stockfish could not be installed: its tests will skip"
+
+xboard-engines:
+	command -v phalanx >/dev/null 2>&1 || test -x /usr/games/phalanx || \
+		(apt-get update -qq && apt-get install -y -qq phalanx) || \
+		echo "phalanx could not be installed: its tests will skip"
 
 # Sunfish pins an old python-chess, so it lives in a venv of its own.
 SUNFISH_VENV := .venv-sunfish

@@ -127,7 +127,8 @@ class Bot:
         self.book = OpponentBook(config.state_dir, config.challenge.recent_window_s)
         self.block_lists = BlockLists(config.challenge.online_block_lists, config.state_dir)
         self.matchmaker = Matchmaker(config, client, me.id, self.book, is_idle=self._idle,
-                                     blocked=lambda: self.block_lists.names)
+                                     blocked=lambda: self.block_lists.names,
+                                     playable=lambda: self.engines.variants)
         self.desk = CorrespondenceDesk(config.correspondence, client, self._visit,
                                        self.stop_requested,
                                        finished_unwatched=hooks.finished_unwatched)
@@ -260,7 +261,7 @@ class Bot:
         if cid in self.answered or cid in self.accepted or any(c.id == cid for c in self.queue):
             return  # re-sent after a reconnect
         verdict = judge(challenge, self.config.challenge,
-                        self.book.situation(self.block_lists.names))
+                        self.book.situation(self.block_lists.names), self.engines.variants)
         if verdict.accept and not self.accepting:
             verdict = Verdict(DeclineReason.LATER, "shutting down")
         elif verdict.accept and len(self.queue) >= MAX_QUEUE:

@@ -127,11 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--port", type=_port, default=8080,
                          help="port to listen on; 0 picks a free one (default: %(default)s)")
     sandbox.add_argument("--engine", metavar="COMMAND",
-                         help="UCI engine command for the sandbox opponent (default: random "
-                              "moves)")
-    sandbox.add_argument("--challenge", metavar="MIN+INC",
+                         help="UCI engine command for the sandbox opponent, e.g. "
+                              "fairy-stockfish for the variants (default: random moves)")
+    sandbox.add_argument("--challenge", metavar="MIN+INC[:VARIANT]",
                          help="have the opponent challenge the bot account again and again "
-                              "with this time control, e.g. 3+2")
+                              "with this time control and Lichess variant key, e.g. 3+2 or "
+                              "1+1:crazyhouse")
     sandbox.add_argument("--fault", action="append", default=[], metavar="SPEC",
                          help="inject a fault (repeatable), e.g. status=503,path=/api/stream/"
                               "event,count=2 or drop=event,every=30")

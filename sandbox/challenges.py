@@ -20,7 +20,6 @@ from sandbox.timecontrol import (
     MAX_INCREMENT_S,
     PERF_ICONS,
     PERF_NAMES,
-    UNSUPPORTED_VARIANTS,
     VARIANTS,
     TimeControl,
     perf_key,
@@ -115,8 +114,6 @@ class ChallengeRequest:
         if color not in COLORS:
             raise form_error("color", "Invalid value: use white, black or random")
         variant = (form.get("variant") or "standard").strip()
-        if variant in UNSUPPORTED_VARIANTS:
-            raise form_error("variant", f"The sandbox does not play {variant}")
         if variant not in VARIANTS:
             raise form_error("variant", "Invalid value")
         fen = (form.get("fen") or "").strip() or None
@@ -210,7 +207,7 @@ class Challenge:
             "timeControl": request.time_control.json(),
             "color": request.color,
             "finalColor": self.final_color,
-            "perf": {"icon": PERF_ICONS[self.perf], "name": PERF_NAMES[self.perf]},
+            "perf": {"icon": PERF_ICONS.get(self.perf, ""), "name": PERF_NAMES[self.perf]},
         }
         if direction is not None:
             body["direction"] = direction

@@ -14,7 +14,7 @@ import chess
 from sandbox.accounts import Account
 from sandbox.clock import UNLIMITED_MS, CorrespondenceClock, FischerClock
 from sandbox.errors import ApiError, form_error
-from sandbox.timecontrol import TimeControl, perf_key
+from sandbox.timecontrol import TimeControl, perf_key, variant_board
 from sandbox.timers import LoopClock, SandboxClock, Timer
 
 STATUS_IDS = {
@@ -151,9 +151,7 @@ class Game:
         self.observer = observer
         self.created_at_ms = int(time.time() * 1000)
         self.last_move_at_ms = self.created_at_ms
-        # From-position games use Chess960 castling too: their rooks may stand anywhere.
-        chess960 = variant in ("chess960", "fromPosition")
-        self.board = chess.Board(initial_fen or chess.STARTING_FEN, chess960=chess960)
+        self.board = variant_board(variant, initial_fen)
         self.initial_fen = initial_fen
         self.first_mover = self.board.turn
         self.status = "started"
@@ -273,6 +271,8 @@ class Game:
         self.observer.state_changed(self)
 
     def _illegal_reason(self, move: chess.Move) -> str:
+        if move.drop is not None:
+            return f"Cannot drop on {chess.square_name(move.to_square)}"
         piece = self.board.piece_at(move.from_square)
         from_name = chess.square_name(move.from_square)
         if piece is None or piece.color != self.turn:
@@ -298,13 +298,25 @@ class Game:
         self.last_move_at_ms = int(time.time() * 1000)
 
     def _end_by_rules(self) -> bool:
+        """The game's end by the variant's rules, with lila's statuses (scalachess
+        Situation.status: mate, variantEnd, stalemate, draw; a variant's own draw, racing
+        kings' both kings home, is a draw)."""
         board = self.board
-        if board.is_checkmate():
+        outcome = board.outcome()  # python-chess's rules of the variant
+        termination = outcome.termination if outcome is not None else None
+        if termination in (chess.Termination.VARIANT_WIN, chess.Termination.VARIANT_LOSS):
+            # The hill reached, a third check, a king blown up, ... (python-chess has no
+            # legal moves once a variant has ended, so a third check that also mates is
+            # variantEnd here; lila calls that one mate).
+            assert outcome is not None
+            self._finish("variantEnd", outcome.winner)
+        elif board.is_checkmate():
             self._finish("mate", not board.turn)
-        elif board.is_stalemate():
+        elif termination is chess.Termination.STALEMATE:
             self._finish("stalemate", None)
-        elif (board.is_insufficient_material() or board.is_repetition(3)
-              or board.halfmove_clock >= 100 or self.plies >= MAX_PLIES):
+        elif (termination is not None or board.is_repetition(3) or self.plies >= MAX_PLIES
+              or (board.halfmove_clock >= 100 and self.variant != "crazyhouse")):
+            # Crazyhouse has no fifty-move rule (scalachess Crazyhouse.fiftyMoves).
             self._finish("draw", None)
         else:
             return False

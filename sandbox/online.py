@@ -11,7 +11,6 @@ answer.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,11 +59,14 @@ class OnlineFixtures:
         self.cloud_eval[position_key(fen)] = {
             "fen": position_key(fen), "knodes": 1000, "depth": depth, "pvs": [pv]}
 
-    def add_tablebase(self, fen: str, category: str,
-                      moves: list[tuple[str, str]]) -> None:
-        """The tablebase verdict on ``fen`` and its moves (UCI, category after it), best first."""
-        board = chess.Board(fen)
+    def add_tablebase(self, fen: str, category: str, moves: list[tuple[str, str]], *,
+                      variant: type[chess.Board] = chess.Board) -> None:
+        """The tablebase verdict on ``fen`` and its moves (UCI, category after it), best
+        first; ``variant``: the board class of the variant's tables (atomic, antichess)."""
+        board = variant(fen)
+        path = "/" + ("standard" if variant.uci_variant == "chess" else str(variant.uci_variant))
         self.tablebase[position_key(fen)] = {
+            "path": path,
             "category": category, "dtz": None, "checkmate": False, "stalemate": False,
             "moves": [{"uci": uci, "san": board.san(board.parse_uci(uci)), "category": cat,
                        "dtz": None, "zeroing": False} for uci, cat in moves],
@@ -73,7 +75,8 @@ class OnlineFixtures:
 
 def register_online_routes(app: web.Application,
                            fixtures: OnlineFixtures | None = None) -> OnlineFixtures:
-    """Add ``/lichess``, ``/api/cloud-eval`` and ``/standard`` to ``app``; returns the tables."""
+    """Add ``/lichess``, ``/api/cloud-eval`` and the tablebase's ``/standard``, ``/atomic``
+    and ``/antichess`` to ``app``; returns the tables."""
     tables = fixtures if fixtures is not None else OnlineFixtures()
 
     async def checked_fen(service: str, request: web.Request) -> str | web.Response:
@@ -117,11 +120,15 @@ def register_online_routes(app: web.Application,
         fen = await checked_fen("tablebase", request)
         if isinstance(fen, web.Response):
             return fen
-        found: Mapping[str, Any] = tables.tablebase.get(
-            position_key(fen), {"category": "unknown", "moves": []})
-        return web.json_response(dict(found))
+        found: dict[str, Any] = dict(tables.tablebase.get(
+            position_key(fen), {"path": request.path, "category": "unknown", "moves": []}))
+        if found.pop("path") != request.path:  # another variant's table
+            found = {"category": "unknown", "moves": []}
+        return web.json_response(found)
 
     app.router.add_get("/lichess", explorer)
     app.router.add_get("/api/cloud-eval", cloud_eval)
-    app.router.add_get("/standard", tablebase)
+    # The variants' tables share the fixtures: their FENs do not overlap in the tests.
+    for path in ("/standard", "/atomic", "/antichess"):
+        app.router.add_get(path, tablebase)
     return tables

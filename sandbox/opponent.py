@@ -20,6 +20,8 @@ import aiohttp
 import chess
 import chess.engine
 
+from sandbox.timecontrol import variant_board
+
 log = logging.getLogger(__name__)
 
 # Pause before reopening a stream that ended, and before re-sending a refused challenge.
@@ -269,9 +271,10 @@ class Opponent:
                         color = chess.WHITE if event["white"].get("id") == self.user_id \
                             else chess.BLACK
                         fen = event.get("initialFen", "startpos")
-                        chess960 = event["variant"]["key"] == "chess960"
-                        start = chess.Board(
-                            chess.STARTING_FEN if fen == "startpos" else fen, chess960=chess960)
+                        # The variant's board: its rules, and python-chess tells a UCI engine
+                        # (Fairy-Stockfish) the variant.
+                        start = variant_board(event["variant"]["key"],
+                                              None if fen == "startpos" else fen)
                         state = event["state"]
                         if not greeted and self.settings.greeting:
                             greeted = True

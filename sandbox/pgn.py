@@ -11,7 +11,7 @@ import chess
 import chess.pgn
 
 from sandbox.games import Game, color_name
-from sandbox.timecontrol import VARIANTS
+from sandbox.timecontrol import VARIANTS, variant_board
 
 TERMINATIONS = {
     "outoftime": "Time forfeit",
@@ -52,8 +52,7 @@ def _clock_comment(ms: int) -> str:
 
 def export(game: Game, base_url: str, options: ExportOptions) -> str:
     """The game as lichess exports it (tags, SAN moves, optional %clk comments)."""
-    start = chess.Board(game.initial_fen or chess.STARTING_FEN,
-                        chess960=game.board.chess960)
+    start = variant_board(game.variant, game.initial_fen)
     pgn_game = chess.pgn.Game()
     if game.initial_fen:
         pgn_game.setup(start)
@@ -98,8 +97,7 @@ def export(game: Game, base_url: str, options: ExportOptions) -> str:
 
 def game_json(game: Game, base_url: str) -> dict[str, Any]:
     """schemas/GameJson.yaml."""
-    start = chess.Board(game.initial_fen or chess.STARTING_FEN,
-                        chess960=game.board.chess960)
+    start = variant_board(game.variant, game.initial_fen)
     body: dict[str, Any] = {
         "id": game.id,
         "rated": game.rated,

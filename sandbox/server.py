@@ -370,8 +370,8 @@ async def run_sandbox(
 
     Prints `url: <URL>` and one `token: <username> <token> <bot|human>` line per account.
     The human account is played by the built-in opponent (random moves, or `engine`); it
-    accepts every challenge, and with `challenge` ("<minutes>+<increment>", e.g. "3+2")
-    it also challenges the bot account again and again.
+    accepts every challenge, and with `challenge` ("<minutes>+<increment>[:<variant>]", e.g.
+    "3+2" or "1+1:crazyhouse") it also challenges the bot account again and again.
     """
     emit = print_line or (lambda line: print(line, flush=True))
     parsed = [parse_fault(spec) for spec in faults]
@@ -400,14 +400,15 @@ async def run_sandbox(
 
 
 def _challenge_spec(text: str, target: str) -> ChallengeSpec:
-    minutes, sep, increment = text.partition("+")
+    clock, _, variant = text.partition(":")
+    minutes, sep, increment = clock.partition("+")
     try:
         limit_s = round(float(minutes) * 60)
         increment_s = int(increment) if sep else 0
     except ValueError:
-        raise ValueError(f"challenge {text!r}: expected <minutes>+<increment>, "
-                         "e.g. 3+2") from None
-    spec = ChallengeSpec(target, limit_s, increment_s)
+        raise ValueError(f"challenge {text!r}: expected <minutes>+<increment>[:<variant>], "
+                         "e.g. 3+2 or 1+1:crazyhouse") from None
+    spec = ChallengeSpec(target, limit_s, increment_s, variant=variant or "standard")
     try:
         ChallengeRequest.parse(spec.form())
     except ApiError as exc:
@@ -427,8 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="seconds between keep-alive lines on streams")
     parser.add_argument("--engine", help="UCI engine command for the opponent "
                         "(default: random moves)")
-    parser.add_argument("--challenge", metavar="MIN+INC",
-                        help="have the opponent challenge the bot with this time control")
+    parser.add_argument("--challenge", metavar="MIN+INC[:VARIANT]",
+                        help="have the opponent challenge the bot with this time control "
+                        "(and Lichess variant key, e.g. 1+1:atomic)")
     parser.add_argument("--fault", action="append", default=[],
                         help="inject a fault, e.g. status=503,path=/api/stream/event,count=2 "
                         "or ratelimit=html,path=/api/bot/game/*/move/* or drop=event,every=30")

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import chess
+import chess.variant
+
 # Allowed `clock.limit` values in seconds (lila ApiConfig.clockLimitSeconds).
 CLOCK_LIMITS_S = frozenset({0, 15, 30, 45, 60, 90, *range(120, 10_800 + 1, 60)})
 MAX_INCREMENT_S = 60
@@ -18,15 +21,22 @@ SPEED_THRESHOLDS_S = (
     (1500, "rapid"),
 )
 
+# lila's variant keys -> (name, short name) (scalachess chess.variant.*). The name is also
+# what python-chess's `chess.variant.find_variant` knows each variant's board by.
 VARIANTS: dict[str, tuple[str, str]] = {
     "standard": ("Standard", "Std"),
     "chess960": ("Chess960", "960"),
     "fromPosition": ("From Position", "FEN"),
+    "antichess": ("Antichess", "Anti"),
+    "atomic": ("Atomic", "Atom"),
+    "crazyhouse": ("Crazyhouse", "Crazy"),
+    "horde": ("Horde", "Horde"),
+    "kingOfTheHill": ("King of the Hill", "KotH"),
+    "racingKings": ("Racing Kings", "Racing"),
+    "threeCheck": ("Three-check", "3check"),
 }
-# Variants lichess has but the sandbox does not play.
-UNSUPPORTED_VARIANTS = frozenset({
-    "crazyhouse", "antichess", "atomic", "horde", "kingOfTheHill", "racingKings", "threeCheck",
-})
+# Variants with a rating pool of their own (lila PerfType: the perf key is the variant key).
+VARIANT_PERFS = frozenset(VARIANTS) - {"standard", "fromPosition"}
 
 PERF_NAMES = {
     "ultraBullet": "UltraBullet",
@@ -36,6 +46,8 @@ PERF_NAMES = {
     "classical": "Classical",
     "correspondence": "Correspondence",
     "chess960": "Chess960",
+    **{key: VARIANTS[key][0] for key in VARIANT_PERFS if key != "chess960"},
+    "threeCheck": "Three-Check",  # the perf's capital C (lila PerfType), unlike the variant
 }
 # lichess font icons (private-use code points) shown beside each perf.
 PERF_ICONS = {
@@ -46,7 +58,7 @@ PERF_ICONS = {
     "classical": "\ue039",
     "correspondence": "\ue03a",
     "chess960": "\ue046",
-}
+}  # the variant perfs' icons are not recorded here: their challenges carry an empty one
 FRACTION_SHOW = {15: "¼", 30: "½", 45: "¾", 90: "1.5"}
 
 
@@ -108,4 +120,12 @@ class TimeControl:
 
 
 def perf_key(variant: str, time_control: TimeControl) -> str:
-    return "chess960" if variant == "chess960" else time_control.speed
+    return variant if variant in VARIANT_PERFS else time_control.speed
+
+
+def variant_board(variant: str, fen: str | None = None) -> chess.Board:
+    """python-chess's board with the variant's rules, at `fen` or the variant's own start.
+    From-position games use chess960 castling too: their rooks may stand anywhere."""
+    chess960 = variant in ("chess960", "fromPosition")
+    cls = chess.variant.find_variant("Standard" if chess960 else VARIANTS[variant][0])
+    return cls(fen or cls.starting_fen, chess960=chess960)

@@ -188,6 +188,7 @@ class Matchmaker:
 
     def __init__(self, config: Config, client: Lichess, me_id: str, book: OpponentBook, *,
                  is_idle: Callable[[], bool], blocked: Callable[[], frozenset[str]],
+                 playable: Callable[[], frozenset[str]] | None = None,
                  rng: random.Random | None = None,
                  monotonic: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
@@ -198,6 +199,7 @@ class Matchmaker:
         self.book = book
         self.is_idle = is_idle
         self.blocked = blocked
+        self.playable = playable  # the variants the engine plays (None: every one)
         self.rng = rng or random.Random()
         self.state = MatchState(config.state_dir / STATE_FILE)
         self.pending: Pending | None = None
@@ -320,6 +322,8 @@ class Matchmaker:
         engaged = {e.opponent for e in self.book.engaged.values()}
         for time_control in weighted_order(settings.time_controls, self.rng):
             for variant in weighted_order(settings.variants, self.rng):
+                if self.playable is not None and variant not in self.playable():
+                    continue  # the engine does not play it: no challenge we could not play
                 perf = perf_of(variant, speed_of(time_control))
                 ours = self.book.our_ratings.get(perf, DEFAULT_RATING)
                 low, high = ours + settings.min_rating_diff, ours + settings.max_rating_diff

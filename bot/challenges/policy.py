@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from bot.challenges.rules import ACCEPT, DeclineReason, Verdict, decide
 from bot.lichess.events import Challenge
+from bot.lichess.variants import STANDARD_RULES
 from bot.ops.config import ChallengeConfig
 
 TITLE_BOT = "BOT"
@@ -100,9 +101,11 @@ def finer_verdict(challenge: Challenge, policy: ChallengeConfig,
             or ACCEPT)
 
 
-def judge(challenge: Challenge, policy: ChallengeConfig, situation: Situation) -> Verdict:
-    """Every challenge rule: what is asked for (`decide`) first, then the finer rules."""
-    verdict = decide(challenge, policy)
+def judge(challenge: Challenge, policy: ChallengeConfig, situation: Situation,
+          engine_variants: frozenset[str] = frozenset(STANDARD_RULES)) -> Verdict:
+    """Every challenge rule: what is asked for (`decide`, with the variants the engine
+    plays) first, then the finer rules."""
+    verdict = decide(challenge, policy, engine_variants)
     if not verdict.accept:
         return verdict
     return finer_verdict(challenge, policy, situation)

@@ -10,6 +10,7 @@ import enum
 from dataclasses import dataclass
 
 from bot.lichess.events import Challenge
+from bot.lichess.variants import STANDARD_RULES
 from bot.ops.config import ChallengeConfig
 
 # Lichess speed categories, fastest first: a refused speed is "too fast" or "too slow" by this.
@@ -88,8 +89,11 @@ def _clock_verdict(challenge: Challenge, policy: ChallengeConfig) -> Verdict | N
     return None
 
 
-def decide(challenge: Challenge, policy: ChallengeConfig) -> Verdict:
-    """Whether the config's rules accept this challenge, and the reason key if not.
+def decide(challenge: Challenge, policy: ChallengeConfig,
+           engine_variants: frozenset[str] = frozenset(STANDARD_RULES)) -> Verdict:
+    """Whether the config's rules accept this challenge, and the reason key if not;
+    `engine_variants`: the variants the configured engine plays (declared by its
+    `UCI_Variant` option), so a game it cannot play is declined before it is accepted.
 
     Checks go from who is asking to what they ask for, so the reason given is the one the
     challenger can act on first.
@@ -109,6 +113,8 @@ def decide(challenge: Challenge, policy: ChallengeConfig) -> Verdict:
         if challenge.variant == "standard":
             return Verdict(DeclineReason.STANDARD, "standard chess is not accepted")
         return Verdict(DeclineReason.VARIANT, f"variant {challenge.variant} is not accepted")
+    if challenge.variant not in engine_variants:
+        return Verdict(DeclineReason.VARIANT, f"the engine does not play {challenge.variant}")
     verdict = _speed_verdict(challenge, policy) or _clock_verdict(challenge, policy)
     if verdict is not None:
         return verdict

@@ -25,6 +25,7 @@ from bot.features.book import BookSelection, OpeningBook
 from bot.features.online import OnlineSourceKind, OnlineSources, sources_from_config
 from bot.features.tablebase import RootProbe, Syzygy, TablebaseError, TablebaseQuality
 from bot.game.hooks import GameContext, MoveSource, RootRestriction, SourcedMove
+from bot.lichess.variants import RULE_VARIANTS, board_class
 from bot.ops.config import Config
 
 log = logging.getLogger(__name__)
@@ -160,9 +161,11 @@ class MoveSources:
         syzygy: Syzygy | None = None,
         quality: TablebaseQuality | str = TablebaseQuality.BEST,
         online: Callable[[], OnlineSources] | None = None,
+        variant_syzygy: Mapping[str, Syzygy] | None = None,
     ) -> None:
         self.book = book
-        self.syzygy = syzygy
+        self.syzygy = syzygy  # standard chess (chess960 and set-up positions too)
+        self.variant_syzygy = dict(variant_syzygy or {})  # atomic, antichess
         self.quality = TablebaseQuality(quality)
         self.online = online
 
@@ -180,12 +183,21 @@ class MoveSources:
             book = OpeningBook(config.book.books, selection=BookSelection(config.book.selection),
                                min_weight=config.book.min_weight,
                                max_depth_plies=config.book.max_depth)
+        variant_syzygy: dict[str, Syzygy] = {}
+        syzygy: Syzygy | None = None
         try:
             syzygy = (Syzygy(config.tablebase.syzygy_paths) if config.tablebase.syzygy_paths
                       else None)
+            for variant, paths in config.tablebase.variant_syzygy_paths.items():
+                if paths:
+                    variant_syzygy[variant] = Syzygy(paths, board_class(variant))
         except TablebaseError:
             if book is not None:
                 book.close()
+            for tables in variant_syzygy.values():
+                tables.close()
+            if syzygy is not None:
+                syzygy.close()
             raise
         online_config = config.online
         wanted = (online_config.explorer.enabled or online_config.cloud_eval.enabled
@@ -197,15 +209,18 @@ class MoveSources:
             def online() -> OnlineSources:
                 return sources_from_config(get_session(), online_config, server_url, headers)
 
-        return cls(book=book, syzygy=syzygy, quality=config.tablebase.quality, online=online)
+        return cls(book=book, syzygy=syzygy, quality=config.tablebase.quality, online=online,
+                   variant_syzygy=variant_syzygy)
 
     def __call__(self, context: GameContext) -> list[MoveSource]:
         """A new game's sources, in the order they are asked."""
         sources: list[MoveSource] = []
         if self.book is not None:
             sources.append(BookSource(self.book))
-        if self.syzygy is not None:
-            sources.append(TablebaseSource(self.syzygy, self.quality))
+        tables = (self.variant_syzygy.get(context.variant) if context.variant in RULE_VARIANTS
+                  else self.syzygy)
+        if tables is not None:
+            sources.append(TablebaseSource(tables, self.quality))
         if self.online is not None:
             sources.append(OnlineSource(self.online(), self.quality))
         return sources
@@ -218,3 +233,5 @@ class MoveSources:
             self.book.close()
         if self.syzygy is not None:
             self.syzygy.close()
+        for tables in self.variant_syzygy.values():
+            tables.close()

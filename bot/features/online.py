@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -194,7 +194,8 @@ class OnlineSources:
         ):
             if not source.active:
                 continue
-            if source is self.tablebase and not _tablebase_covers(board, source.settings):
+            if source is self.tablebase and (variant not in TABLEBASE_PATHS
+                                             or not _tablebase_covers(board, source.settings)):
                 continue
             timeout_s = source.settings.timeout_s
             if budget_s is not None:
@@ -291,7 +292,7 @@ class OnlineSources:
 
     async def _ask_tablebase(self, request: _Request, board: chess.Board,
                              variant: str) -> OnlineMove:
-        data = await self._get_json(request, "/standard", {"fen": board.fen()})
+        data = await self._get_json(request, TABLEBASE_PATHS[variant], {"fen": board.fen()})
         wdl = CATEGORY_WDL.get(str(data.get("category")))
         if wdl is None:
             raise _Miss(f"category {data.get('category')!r}")
@@ -321,7 +322,17 @@ def _tablebase_covers(board: chess.Board, settings: SourceSettings) -> bool:
             and not board.castling_rights and not board.is_game_over())
 
 
+# The tablebase server's path for each variant it has tables of (tablebase.lichess.ovh:
+# /standard, /atomic, /antichess); other variants are not asked.
+TABLEBASE_PATHS: Final[Mapping[str, str]] = {
+    "standard": "/standard", "chess960": "/standard", "fromPosition": "/standard",
+    "atomic": "/atomic", "antichess": "/antichess",
+}
+
+
 def _api_variant(variant: str) -> str:
+    """The explorer's and cloud evaluation's `variant` parameter: lila's variant keys
+    (VariantKey in the API spec), a set-up position being standard chess."""
     return "standard" if variant == "fromPosition" else variant
 
 

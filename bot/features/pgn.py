@@ -29,13 +29,13 @@ import chess.pgn
 
 from bot.game.hooks import GameContext, SourcedMove
 from bot.lichess.events import STARTPOS, Color, GameFull, GameState, Player
+from bot.lichess.variants import PGN_NAMES, new_board
 from bot.ops.config import PgnConfig
 
 log = logging.getLogger(__name__)
 
 SINGLE_FILE_NAME = "games.pgn"
 EXPORT_TIMEOUT_S = 10.0  # the game export after a restart: worth a little wait, not forever
-VARIANT_NAMES = {"standard": "Standard", "chess960": "Chess960", "fromPosition": "From Position"}
 # Game status -> the Termination header Lichess writes.
 TERMINATIONS = {
     "outoftime": "Time forfeit",
@@ -130,11 +130,8 @@ class GameRecord:
         return "white" if (ply % 2 == 0) == white_first else "black"
 
     def start_board(self) -> chess.Board:
-        """The game's starting position."""
-        chess960 = self.variant in ("chess960", "fromPosition")  # any rook file may castle
-        if self.initial_fen == STARTPOS:
-            return chess.Board(chess960=chess960)
-        return chess.Board(self.initial_fen, chess960=chess960)
+        """The game's starting position, on the variant's board."""
+        return new_board(self.variant, self.initial_fen)
 
     def headers(self, result: str, termination: str) -> dict[str, str]:
         """The PGN tag pairs, in the order Lichess writes them."""
@@ -156,7 +153,7 @@ class GameRecord:
             tags["WhiteTitle"] = self.white.title
         if self.black.title:
             tags["BlackTitle"] = self.black.title
-        tags["Variant"] = VARIANT_NAMES.get(self.variant, self.variant)
+        tags["Variant"] = PGN_NAMES.get(self.variant, self.variant)
         tags["TimeControl"] = _time_control(self.clock_initial_s, self.clock_increment_s)
         if self.initial_fen != STARTPOS or self.variant == "chess960":
             tags["FEN"] = self.start_board().fen()

@@ -23,8 +23,8 @@ from pathlib import Path
 import chess
 import chess.syzygy
 
-# A table file name: material of both sides, e.g. "KRPvKR".
-_TABLE_NAME = re.compile(r"^K[QRBNP]*vK[QRBNP]*$")
+# A table file name: material of both sides, e.g. "KRPvKR" (antichess: "RvN", no kings).
+_TABLE_NAME = re.compile(r"^[KQRBNP]+v[KQRBNP]+$")
 
 Probe = Callable[[chess.Board], tuple[int, int | None]]
 """(WDL, DTZ or None without DTZ tables) for the side to move; KeyError when not covered."""
@@ -71,11 +71,15 @@ def rank_root_moves(board: chess.Board, probe: Probe) -> RootProbe | None:
     dtz_known = True
     for move in board.legal_moves:
         zeroing = board.is_zeroing(move)
+        mover = board.turn
         board.push(move)
         try:
-            if board.is_checkmate():
-                wdl, dtz, mate = 2, 1, 1
-            elif board.is_stalemate() or board.is_insufficient_material():
+            # The game ends by the variant's rules: mate, an exploded king, no pieces left, ...
+            outcome = board.outcome()
+            if outcome is not None and outcome.winner is not None:
+                won = outcome.winner == mover
+                wdl, dtz, mate = (2, 1, 1) if won else (-2, -1, 0)
+            elif outcome is not None:
                 wdl, dtz, mate = 0, 0, 0
             else:
                 their_wdl, their_dtz = probe(board)
@@ -104,11 +108,17 @@ def rank_root_moves(board: chess.Board, probe: Probe) -> RootProbe | None:
 
 
 class Syzygy:
-    """Syzygy tables from one or more directories, shared by every game."""
+    """Syzygy tables from one or more directories, shared by every game; ``variant``: the
+    board class whose tables they are (python-chess reads standard, atomic and antichess
+    tables: .rtbw, .atbw, .gtbw/.stbw)."""
 
-    def __init__(self, paths: Sequence[Path | str]) -> None:
-        self._tablebase = chess.syzygy.Tablebase()
+    def __init__(self, paths: Sequence[Path | str],
+                 variant: type[chess.Board] = chess.Board) -> None:
+        self._variant = variant
+        self._tablebase = chess.syzygy.Tablebase(VariantBoard=variant)
         self.max_pieces = 2  # KvK needs no file
+        suffixes = {variant.tbw_suffix, variant.tbz_suffix, variant.pawnless_tbw_suffix,
+                    variant.pawnless_tbz_suffix} - {None}
         for raw in paths:
             path = Path(raw)
             if not path.is_dir():
@@ -116,15 +126,16 @@ class Syzygy:
                 raise TablebaseError(f"syzygy path {str(path)!r} is not a directory")
             self._tablebase.add_directory(str(path))
             for name in path.iterdir():
-                if name.suffix in (".rtbw", ".rtbz") and _TABLE_NAME.match(name.stem):
+                if name.suffix in suffixes and _TABLE_NAME.match(name.stem):
                     self.max_pieces = max(self.max_pieces, len(name.stem) - 1)
 
     def covers(self, board: chess.Board) -> bool:
-        """Whether ``board`` may be in the tables: few enough pieces, no castling rights."""
+        """Whether ``board`` may be in the tables: the tables' variant, few enough pieces,
+        no castling rights."""
         return (
-            chess.popcount(board.occupied) <= self.max_pieces
+            board.uci_variant == self._variant.uci_variant
+            and chess.popcount(board.occupied) <= self.max_pieces
             and not board.castling_rights
-            and board.uci_variant == "chess"
         )
 
     def probe_root(self, board: chess.Board) -> RootProbe | None:

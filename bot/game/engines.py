@@ -1,14 +1,15 @@
-"""UCI engine processes: one per game, a spare started in advance, warm-up, restart on crash.
+"""Engine processes: one per game, a spare started in advance, warm-up, restart on crash.
 
 Search never runs on the event loop: each engine is a subprocess spoken to through
-python-chess's asyncio UCI client. An engine that crashes, hangs or answers nonsense raises
-`EngineFailure`; the game then replaces it and carries on.
+python-chess's asyncio UCI or XBoard client. An engine that crashes, hangs or answers
+nonsense raises `EngineFailure`; the game then replaces it and carries on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sys
 import time
@@ -19,6 +20,7 @@ from typing import Any, Final
 import chess
 import chess.engine
 
+from bot.lichess.variants import STANDARD_RULES, engine_variants
 from bot.ops.config import EngineConfig
 
 log = logging.getLogger(__name__)
@@ -43,15 +45,16 @@ class EngineFailure(Exception):
 
 @dataclass(frozen=True, slots=True)
 class EngineSpec:
-    """How to start an engine: argv and UCI options."""
+    """How to start an engine: argv, options, protocol (uci or xboard)."""
 
     command: tuple[str, ...]
     options: Mapping[str, str | int | bool] = field(default_factory=dict)
+    protocol: str = "uci"
 
     @classmethod
     def from_config(cls, config: EngineConfig) -> EngineSpec:
         command = config.command or (sys.executable, "-m", "engine")
-        return cls(tuple(command), dict(config.options))
+        return cls(tuple(command), dict(config.options), config.protocol)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +74,24 @@ def _collect(task: asyncio.Future[Any]) -> None:
 
 
 class Engine:
-    """One running UCI engine process."""
+    """One running engine process (UCI or XBoard)."""
 
     def __init__(
-        self, transport: asyncio.SubprocessTransport, protocol: chess.engine.UciProtocol
+        self, transport: asyncio.SubprocessTransport, protocol: chess.engine.Protocol
     ) -> None:
         self._transport = transport
         self._protocol = protocol
-        self.name = str(protocol.id.get("name", "UCI engine"))
+        self.xboard = isinstance(protocol, chess.engine.XBoardProtocol)
+        self.name = str(protocol.id.get("name", "XBoard engine" if self.xboard else "UCI engine"))
         self.pid = transport.get_pid()
+        # The Lichess variants it plays: python-chess tells it each game's variant.
+        if isinstance(protocol, chess.engine.XBoardProtocol):
+            declared = str(protocol.features.get("variants", "normal"))
+            self.variants = engine_variants(frozenset(declared.split(",")), xboard=True)
+        else:
+            variant_option = protocol.options.get("UCI_Variant")
+            self.variants = engine_variants(
+                frozenset(variant_option.var or ()) if variant_option is not None else None)
         # Waits on searches not yet answered; one whose bestmove never came (an engine that
         # answered nonsense) stays here until the engine is closed.
         self._waiters: set[asyncio.Future[chess.engine.BestMove]] = set()
@@ -98,10 +110,15 @@ class Engine:
 
     async def think(
         self, board: chess.Board, limit: chess.engine.Limit, *, hard_limit_s: float, game: object,
-        root_moves: Sequence[chess.Move] | None = None,
+        root_moves: Sequence[chess.Move] | None = None, ponder: bool = False,
     ) -> Thought:
         """The engine's move for `board`. `game` keys the transposition table: a new value
-        sends `ucinewgame`, the same one keeps the table from the previous move."""
+        sends `ucinewgame`, the same one keeps the table from the previous move. `ponder`: an
+        XBoard engine is told `hard` and ponders by itself after its move (a UCI engine is
+        sent the expected position by `ponder` instead)."""
+        if self.xboard:
+            return await self._play(board, limit, hard_limit_s=hard_limit_s, game=game,
+                                    ponder=ponder)
         start = time.monotonic()
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
@@ -143,10 +160,36 @@ class Engine:
             info["pv"] = [move]
         return Thought(move, info, time.monotonic() - start, timed_out)
 
+    async def _play(self, board: chess.Board, limit: chess.engine.Limit, *,
+                    hard_limit_s: float, game: object, ponder: bool) -> Thought:
+        """An XBoard engine's move: `play` (its analysis mode takes no clock), cut off at the
+        hard limit (the engine is then replaced). XBoard takes no root-move restriction."""
+        if limit.depth is not None:  # `sd` is not universal (phalanx takes it for a move)
+            limit = dataclasses.replace(limit, depth=None)
+        start = time.monotonic()
+        try:
+            async with asyncio.timeout(hard_limit_s + STOP_GRACE_S):
+                result = await self._protocol.play(board, limit, game=game, info=SEARCH_INFO,
+                                                   ponder=ponder)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
+            raise EngineFailure(f"{self.name} (pid {self.pid}) failed while searching: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        move = result.move
+        if move is None or not board.is_legal(move):
+            raise EngineFailure(f"{self.name} (pid {self.pid}) answered {move} in {board.fen()}")
+        info = dict(result.info)
+        pv = info.get("pv")
+        if not isinstance(pv, list) or not pv or pv[0] != move:
+            info["pv"] = [move]
+        return Thought(move, info, time.monotonic() - start)
+
     async def ponder(self, board: chess.Board, *, game: object) -> None:
         """Search `board` (the position after the reply we expect) on the opponent's time,
         until cancelled: the transposition table is warm for our next move. No `ponderhit`:
-        the next search starts afresh and finds the table filled."""
+        the next search starts afresh and finds the table filled. An XBoard engine told
+        `hard` ponders by itself: nothing to do."""
+        if self.xboard:
+            return
         async with asyncio.timeout(START_TIMEOUT_S):
             analysis = await self._protocol.analysis(board, None, game=game,
                                                      info=chess.engine.INFO_NONE)
@@ -181,7 +224,9 @@ async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
         # asyncio.timeout, not wait_for: on 3.11 a wait_for cancelled just as the start
         # succeeds drops the result, and the process with it (running, never closed).
         async with asyncio.timeout(timeout_s):
-            transport, protocol = await chess.engine.popen_uci(list(spec.command))
+            popen = chess.engine.popen_xboard if spec.protocol == "xboard" else \
+                chess.engine.popen_uci
+            transport, protocol = await popen(list(spec.command))
     except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError,
             TimeoutError) as exc:
         raise EngineFailure(f"cannot start engine {' '.join(spec.command)!r}: "
@@ -190,7 +235,7 @@ async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
     try:
         for name, value in spec.options.items():
             if name not in protocol.options:
-                log.warning("engine %s has no UCI option %r: skipped", engine.name, name)
+                log.warning("engine %s has no option %r: skipped", engine.name, name)
                 continue
             try:
                 await asyncio.wait_for(protocol.configure({name: value}), timeout_s)
@@ -215,6 +260,7 @@ class EnginePool:
         self._want_spare = asyncio.Event()
         self._live: set[Engine] = set()
         self.name = " ".join(spec.command)
+        self.variants: frozenset[str] = frozenset(STANDARD_RULES)  # known after warm_up
 
     async def warm_up(self) -> str:
         """Start an engine and run a short search, so its compiled code is cached before the
@@ -227,6 +273,7 @@ class EnginePool:
             await engine.close()
             raise
         self.name = engine.name
+        self.variants = engine.variants
         if self._keep_spare:
             self._spare = engine
             self._live.add(engine)

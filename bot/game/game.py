@@ -50,7 +50,6 @@ from bot.lichess.client import (
     Unavailable,
 )
 from bot.lichess.events import (
-    STARTPOS,
     ChatLine,
     EventError,
     GameFull,
@@ -60,6 +59,7 @@ from bot.lichess.events import (
     UnknownEvent,
     parse_game_event,
 )
+from bot.lichess.variants import new_board
 from bot.ops.config import Config
 from bot.ops.logs import MoveLog, game_context
 
@@ -130,12 +130,9 @@ class Metrics:
 
 
 def initial_board(variant: str, initial_fen: str) -> chess.Board:
-    """The start position: chess960 mode for chess960 and set-up positions (castling rights
-    of any rook file), so both castling notations are understood."""
-    chess960 = variant in ("chess960", "fromPosition")
-    if not initial_fen or initial_fen == STARTPOS:
-        return chess.Board(chess960=chess960)
-    return chess.Board(initial_fen, chess960=chess960)
+    """The start position, on python-chess's board for the variant (its rules: legality, SAN,
+    game end; crazyhouse pockets follow from the moves replayed on it)."""
+    return new_board(variant, initial_fen)
 
 
 def replay(board: chess.Board, moves: tuple[str, ...]) -> chess.Board:
@@ -597,7 +594,8 @@ class Game:
             try:
                 thought = await self._engine.think(board, plan.limit,
                                                    hard_limit_s=plan.hard_limit_s, game=self.id,
-                                                   root_moves=root_moves)
+                                                   root_moves=root_moves,
+                                                   ponder=self._may_ponder())
             except EngineFailure as exc:
                 log.error("engine failure (attempt %d of %d): %s; position: %s moves %s",
                           attempt, ENGINE_ATTEMPTS, exc, self.context.initial_fen,
@@ -693,7 +691,7 @@ class Game:
         """Think on the opponent's time about the reply the PV expects, when configured and
         every game has a core to itself (pondering would slow the others' searches)."""
         pv = chosen.info.get("pv")
-        if (not self.config.engine.ponder or self.load.games >= CORES or self._engine is None
+        if (not self._may_ponder() or self._engine is None
                 or not isinstance(pv, list) or len(pv) < 2):
             return
         if len(self.moves) > len(board.move_stack) + 1:
@@ -709,6 +707,11 @@ class Game:
         self.metrics.ponders += 1
         self._ponder_plies = len(board.move_stack) + 1  # our move echoed: keep pondering
         self._ponder = self._spawn(self._engine.ponder(expected, game=self.id), "ponder")
+
+    def _may_ponder(self) -> bool:
+        """engine.ponder, while every game has a core to itself (pondering would slow the
+        others' searches)."""
+        return self.config.engine.ponder and self.load.games < CORES
 
     def _stop_pondering(self) -> None:
         if self._ponder is not None and not self._ponder.done():

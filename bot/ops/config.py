@@ -23,16 +23,21 @@ from typing import Any, TypeVar
 
 import yaml
 
+from bot.lichess.variants import LICHESS_VARIANTS
+
 T = TypeVar("T")
 
-# The variants the engine can play (standard rules; chess960 castling).
-PLAYABLE_VARIANTS = ("standard", "chess960", "fromPosition")
+# Every Lichess variant; which of them are played depends on the engine (bot.game.engines).
+PLAYABLE_VARIANTS = LICHESS_VARIANTS
+ENGINE_PROTOCOLS = ("uci", "xboard")
+SYZYGY_VARIANTS = ("atomic", "antichess")  # variants with Syzygy tables of their own
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 CHAT_ROOMS = ("player", "spectator")
 GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 QUEUE_ORDERS = ("first", "best")
-MATCHMAKING_VARIANTS = ("standard", "chess960")  # fromPosition needs a FEN of our choosing
+# fromPosition needs a FEN of our choosing.
+MATCHMAKING_VARIANTS = tuple(v for v in LICHESS_VARIANTS if v != "fromPosition")
 MATCHMAKING_MODES = ("rated", "casual")
 # What Lichess accepts in a challenge: clock.limit seconds, increments, days per move.
 CLOCK_LIMITS_S = frozenset({0, 15, 30, 45, 60, 90, *range(120, 10_800 + 1, 60)})
@@ -223,6 +228,24 @@ def _books(value: Any) -> Mapping[str, tuple[Path, ...]]:
     return MappingProxyType(books)
 
 
+def _variant_paths(*variants: str) -> Check:
+    """A mapping of variant key to a list of directories."""
+    def check(value: Any) -> Mapping[str, tuple[Path, ...]]:
+        if not isinstance(value, dict):
+            raise _Invalid(f"must be a mapping of {', '.join(variants)} to lists of "
+                           f"directories, {_got(value)}")
+        found: dict[str, tuple[Path, ...]] = {}
+        for variant, paths in value.items():
+            if variant not in variants:
+                raise _Invalid(f"variants must be one of {', '.join(variants)}, {_got(variant)}")
+            try:
+                found[variant] = _paths(paths)
+            except _Invalid as error:
+                raise _Invalid(f"{variant}: {error}") from None
+        return MappingProxyType(found)
+    return check
+
+
 def _greeting(value: Any) -> str:
     """A chat line with {me}, {opponent}, {engine} placeholders; empty = say nothing."""
     text = _text(value)
@@ -322,6 +345,7 @@ def _key_factory(factory: Callable[[], T], check: Check) -> T:
 @dataclass(frozen=True)
 class EngineConfig:
     command: tuple[str, ...] | None = _key(None, _engine_command)
+    protocol: str = _key("uci", _choice(*ENGINE_PROTOCOLS))
     options: Mapping[str, str | int | bool] = _key_factory(
         lambda: MappingProxyType({"Hash": 64}), _uci_options)
     move_overhead_s: float = _key(0.1, _number(0))
@@ -419,6 +443,8 @@ class BookConfig:
 @dataclass(frozen=True)
 class TablebaseConfig:
     syzygy_paths: tuple[Path, ...] = _key((), _paths)
+    variant_syzygy_paths: Mapping[str, tuple[Path, ...]] = _key_factory(
+        lambda: MappingProxyType({}), _variant_paths(*SYZYGY_VARIANTS))
     quality: str = _key("best", _choice("best", "suggest"))
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import aiohttp
 import chess
+import pytest
 
 from bot.app import run_bot
 from bot.game.game import Me, Metrics
@@ -22,6 +23,7 @@ from bot.game.hooks import GameHooks
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config, parse_config
 from sandbox.server import GameRecord, SandboxServer
+from sandbox.timecontrol import variant_board
 
 BOT = "kibitz"
 # How long a test waits for an event before it fails: only a guard against a hang, so
@@ -36,6 +38,17 @@ FAST_TIMINGS = ClientTimings(
     backoff_base_s=0.05, backoff_cap_s=0.4, retry_deadline_s=20.0,
 )
 
+
+# Debian's engines for variants and XBoard (`make fairy-stockfish xboard-engines`).
+FAIRY_STOCKFISH = shutil.which("fairy-stockfish") or "/usr/games/fairy-stockfish"
+HAVE_FAIRY_STOCKFISH = Path(FAIRY_STOCKFISH).exists()
+NEEDS_FAIRY_STOCKFISH = pytest.mark.skipif(
+    not HAVE_FAIRY_STOCKFISH,
+    reason="Debian's fairy-stockfish is not installed (`make fairy-stockfish` installs it)")
+PHALANX = shutil.which("phalanx") or "/usr/games/phalanx"
+NEEDS_PHALANX = pytest.mark.skipif(
+    not Path(PHALANX).exists(),
+    reason="Debian's phalanx is not installed (`make xboard-engines` installs it)")
 
 BUILTIN = [sys.executable, "-m", "engine"]
 FAKE_ENGINE = str(Path(__file__).with_name("fake_engine.py"))  # misbehaves on request
@@ -167,10 +180,7 @@ async def bot_games(server: SandboxServer, count: int, timeout_s: float) -> list
 
 def assert_legal(record: GameRecord) -> chess.Board:
     """Replays the server's record: every move legal, none repeated by a stale request."""
-    chess960 = record.variant in ("chess960", "fromPosition")
-    fen = record.initial_fen
-    board = chess.Board(fen, chess960=chess960) if fen and fen != "startpos" else \
-        chess.Board(chess960=chess960)
+    board = variant_board(record.variant, record.initial_fen)
     for uci in record.moves:
         move = board.parse_uci(uci)
         assert board.is_legal(move), f"{record.id}: illegal {uci} in {board.fen()}"

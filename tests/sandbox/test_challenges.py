@@ -49,7 +49,6 @@ async def test_berserk_style_json_bodies_are_accepted(duel: Duel) -> None:
     ({"clock.limit": "0", "clock.increment": "0"}, "Invalid clock"),
     ({"days": "4"}, "days"),
     ({**BLITZ, "color": "purple"}, "color"),
-    ({**BLITZ, "variant": "atomic"}, "variant"),
     ({**BLITZ, "variant": "nonsense"}, "variant"),
     ({**BLITZ, "fen": "not a fen"}, "fen"),
     ({**BLITZ, "fen": "8/8/8/8/8/8/8/8 w - - 0 1"}, "fen"),

@@ -63,7 +63,7 @@ def test_config_errors_name_the_key() -> None:
         parse_config("""
 matchmaking:
   time_controls: {"3+2": 1, "0.25+0": 1}
-  variants: {atomic: 1}
+  variants: {fromPosition: 1}
   modes: {rated: 0, casual: 0}
   min_rating_diff: 100
   max_rating_diff: -100
@@ -73,7 +73,7 @@ challenge: {online_block_lists: [ftp://x], sort: worst, min_rating: 2000, max_ra
 """, "my.yml")
     problems = "\n".join(caught.value.problems)
     for expected in ("matchmaking.time_controls: time control '0.25+0' is UltraBullet",
-                     "matchmaking.variants: keys must be one of standard, chess960",
+                     "matchmaking.variants: keys must be one of standard, chess960, antichess",
                      "matchmaking.modes: needs at least one weight above 0",
                      "matchmaking.min_rating_diff: must not be greater than",
                      "matchmaking.daily_challenges: must be a number of challenges",
@@ -268,3 +268,14 @@ async def test_colours_alternate(tmp_path: Path, client: Lichess) -> None:
     assert colors == ["white", "black", "white", "black"]
     mm_random = matchmaker(tmp_path / "other", client, color="random")
     assert mm_random.choose([bot("Rival")], time.time()).color == "random"  # type: ignore[union-attr]
+
+
+async def test_variants_the_engine_does_not_play_are_never_offered(
+        tmp_path: Path, client: Lichess) -> None:
+    mm = matchmaker(tmp_path, client, variants={"atomic": 5.0, "crazyhouse": 1.0})
+    mm.playable = lambda: frozenset({"standard", "crazyhouse"})
+    offers = {mm.choose([bot("Rival")], time.time()).variant  # type: ignore[union-attr]
+              for _ in range(10)}
+    assert offers == {"crazyhouse"}
+    mm.playable = lambda: frozenset({"standard"})
+    assert mm.choose([bot("Rival")], time.time()) is None

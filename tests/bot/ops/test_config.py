@@ -117,9 +117,10 @@ def test_all_problems_are_reported_together() -> None:
      "challenge.concurrency: must be a number of games >= 1, got True"),
     ("challenge: {concurrency: 1.5}",
      "challenge.concurrency: must be a number of games >= 1, got 1.5"),
-    ("challenge: {variants: [atomic]}",
-     "challenge.variants: must be a list of standard, chess960, fromPosition; "
-     "'atomic' is not one of them"),
+    ("challenge: {variants: [atomic, suicide]}",
+     "challenge.variants: must be a list of standard, chess960, fromPosition, antichess, "
+     "atomic, crazyhouse, horde, kingOfTheHill, racingKings, threeCheck; "
+     "'suicide' is not one of them"),
     ("challenge: {speeds: blitz}",
      "challenge.speeds: must be a list of ultraBullet, bullet, blitz, rapid, classical, "
      "correspondence, got 'blitz'"),
@@ -142,6 +143,7 @@ def test_all_problems_are_reported_together() -> None:
     ("engine: {options: {Hash: [1]}}",
      "engine.options: option 'Hash' must be an integer, text or true/false, got [1]"),
     ("engine: {ponder: 'yes'}", "engine.ponder: must be true or false, got 'yes'"),
+    ("engine: {protocol: cecp}", "engine.protocol: must be one of uci, xboard, got 'cecp'"),
     ("engine: {options: {Hash: 64.5}}",
      "engine.options: option 'Hash' must be an integer, text or true/false, got 64.5"),
     ("chat: {greeting_start: 'Hi {user}'}",
@@ -150,8 +152,9 @@ def test_all_problems_are_reported_together() -> None:
     ("chat: {greeting_end: 'bye {'}",
      "chat.greeting_end: must be a valid template (Single '{' encountered in format string; "
      "write {{ for a literal brace), got 'bye {'"),
-    ("book: {books: {atomic: [a.bin]}}",
-     "book.books: variants must be one of standard, chess960, fromPosition, got 'atomic'"),
+    ("book: {books: {giveaway: [a.bin]}}",
+     "book.books: variants must be one of standard, chess960, fromPosition, antichess, "
+     "atomic, crazyhouse, horde, kingOfTheHill, racingKings, threeCheck, got 'giveaway'"),
     ("book: {books: {standard: a.bin}}",
      "book.books: standard: must be a list of paths, got 'a.bin'"),
     ("resign: {threshold_cp: 100}",

@@ -1,0 +1,63 @@
+"""An XBoard engine (Debian's phalanx) plays for the bot: its own process per game, the
+clock, pondering (`hard`) and the PV in the chat, as a UCI engine would."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from bot.game.engines import EngineSpec, start_engine
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import SandboxServer
+from tests.bot.e2e_support import (
+    BOT,
+    NEEDS_PHALANX,
+    PHALANX,
+    assert_legal,
+    make_config,
+    quiet_logs,
+    running_bot,
+    wait_for,
+)
+
+
+@NEEDS_PHALANX
+async def test_an_xboard_engine_plays_whole_games_with_pv_chat(tmp_path: Path) -> None:
+    """Two games one after the other (one game at a time: the engine may ponder)."""
+    quiet_logs()
+    config = make_config(tmp_path, concurrency=1, max_move_s=0.1)
+    config = dataclasses.replace(config, engine=dataclasses.replace(
+        config.engine, command=(PHALANX,), protocol="xboard", ponder=True))
+    async with SandboxServer(keepalive_s=0.5) as server:
+        async with running_bot(server, config) as run:
+            for index, color in enumerate(("white", "black")):
+                await server.start_opponent(f"mover{index}", seed=index, challenge=ChallengeSpec(
+                    BOT, 60, 0, repeat=False, color=color))
+            await wait_for(lambda: len(server.game_records()) == 2, 30)
+            records = [await server.wait_for_game_end(r.id, 120)
+                       for r in server.game_records()]
+            # A variant phalanx does not declare (it declares none) is declined.
+            server.add_account("fischer", bot=False)
+            asked = await server.challenge("fischer", BOT, 60, 0, variant="chess960")
+            await wait_for(lambda: server.lobby.challenges[asked].status == "declined")
+            assert server.lobby.challenges[asked].decline_key == "variant"
+        assert run.task.result() == 0
+    for record in records:
+        assert record.status == "mate", record.status
+        assert record.winner == ("white" if record.white.lower() == BOT else "black")
+        assert_legal(record)
+        kibitz = [line.text for line in server.game_record(record.id).chat
+                  if line.username.lower() == BOT and "PV " in line.text]
+        assert kibitz, f"{record.id}: no PV line"
+    assert run.metrics.rejected_moves == 0 and run.metrics.engine_restarts == 0
+    assert run.metrics.ponders > 0  # told `hard` with its searches
+
+
+@NEEDS_PHALANX
+async def test_an_xboard_engine_declares_what_it_plays() -> None:
+    engine = await start_engine(EngineSpec((PHALANX,), protocol="xboard"))
+    try:
+        assert engine.xboard and engine.name.startswith("Phalanx")
+        assert engine.variants == {"standard"}  # no `feature variants`: normal chess only
+    finally:
+        await engine.close()
