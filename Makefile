@@ -17,10 +17,18 @@ lint: $(STAMP)
 	$(BIN)/ruff check engine bot sandbox tests tools
 	$(BIN)/mypy
 
+# The tests run in a random order (pytest-randomly); the seed is printed first, and
+# `make test SEED=<seed>` repeats that order. `make test SEED=off` keeps the file order.
+ifndef SEED
+SEED := $(shell $(PYTHON) -c 'import random; print(random.randrange(10**9))')
+endif
+ORDER = $(if $(filter off,$(SEED)),-p no:randomly,--randomly-seed=$(SEED))
+
 # The variant and XBoard engines are tried first: a new machine that may install packages
 # runs those end-to-end tests instead of skipping them (where it may not, they skip).
 test: lint fairy-stockfish xboard-engines
-	$(BIN)/python -m pytest -q
+	@echo "test order: SEED=$(SEED) (make test SEED=$(SEED) repeats it)"
+	$(BIN)/python -m pytest -q $(ORDER)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import secrets
 import string
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -17,6 +15,7 @@ from sandbox.accounts import Account
 from sandbox.clock import UNLIMITED_MS, CorrespondenceClock, FischerClock
 from sandbox.errors import ApiError, form_error
 from sandbox.timecontrol import TimeControl, perf_key, variant_board
+from sandbox.timers import LoopClock, SandboxClock, Timer
 
 STATUS_IDS = {
     "created": 10, "started": 20, "aborted": 25, "mate": 30, "resign": 31, "stalemate": 32,
@@ -113,7 +112,10 @@ class GameSettings:
     # and material (modules/round/src/main/RoundSocket.scala `povDisconnectTimeout`).
     claim_win_after_s: float | None = None
     legacy_castling: bool = False
-    now: Callable[[], float] = time.monotonic
+    clock: SandboxClock = field(default_factory=LoopClock)
+
+    def now(self) -> float:
+        return self.clock.now()
 
 
 DISCONNECT_TIMEOUT_S = 40.0  # lila RoundSocket.disconnectTimeout
@@ -171,10 +173,10 @@ class Game:
         self.correspondence: CorrespondenceClock | None = None
         if time_control.limit_s is not None:
             self.clock = FischerClock(
-                time_control.limit_s, time_control.increment_s or 0, settings.now)
+                time_control.limit_s, time_control.increment_s or 0, settings.clock.now)
         elif time_control.days is not None:
             self.correspondence = CorrespondenceClock(
-                time_control.days, self.board.turn, settings.now)
+                time_control.days, self.board.turn, settings.clock.now)
         self.draw_offers: set[chess.Color] = set()
         self.last_draw_offer_ply: dict[chess.Color, int] = {}
         self.takeback_offers: set[chess.Color] = set()
@@ -183,7 +185,7 @@ class Game:
         self.rating_diffs: dict[chess.Color, int] = {}
         self.ratings_before = {c: a.rating(self.perf) for c, a in self.players.items()}
         self._turn_started_s = settings.now()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._schedule_timer()
 
     # --- facts -------------------------------------------------------------------------
@@ -348,8 +350,8 @@ class Game:
         elif self.correspondence is not None:
             delay_s = self.correspondence.seconds_to_flag()
         if delay_s is not None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(max(delay_s, 0.0) + 0.001, self._on_timer)
+            self._timer = self.settings.clock.call_later(max(delay_s, 0.0) + 0.001,
+                                                         self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None

@@ -19,6 +19,7 @@ from sandbox.games import ChatLine, Game, GameSettings, color_name
 from sandbox.ratelimit import GENERIC_LIMIT, Limiters, RateLimits
 from sandbox.streams import Event, Hub, Subscriber
 from sandbox.timecontrol import TimeControl
+from sandbox.timers import Timer
 from sandbox.views import game_event_info_json, game_full_json, game_state_json
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class Lobby:
         self.limiters = Limiters(settings.limits)
         self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[str, Timer] = {}
         self.finished_waiters: list[tuple[str, asyncio.Future[Game]]] = []
         # Every reply's status, by the account that asked (None: no valid token), so a test
         # can tell exactly which 429s a client earned.
@@ -430,7 +431,7 @@ class Lobby:
             self._timers.pop(key, None)
             action()
 
-        self._timers[key] = asyncio.get_running_loop().call_later(delay_s, fire)
+        self._timers[key] = self.settings.game.clock.call_later(delay_s, fire)
 
     def _disarm(self, key: str) -> None:
         timer = self._timers.pop(key, None)

@@ -28,7 +28,8 @@ SandboxServer, by task:
                 (/lichess), cloud eval (/api/cloud-eval) and tablebase (/standard).
 Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, gone_tick_s,
 claim_win_after_s (None: lila's delay by speed),
-first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks).
+first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks), clock
+(timers.SandboxClock: real time by default; a timers.ManualClock lets a test move time itself).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
 from sandbox.pgn import ExportOptions, export
 from sandbox.ratelimit import RateLimits
 from sandbox.routes import Api
+from sandbox.timers import LoopClock, SandboxClock
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +118,7 @@ class SandboxServer:
         limits: RateLimits | None = None,
         legacy_castling: bool = False,
         quirks: Quirks | None = None,
+        clock: SandboxClock | None = None,
     ) -> None:
         settings = LobbySettings(
             keepalive_s=keepalive_s,
@@ -124,7 +127,8 @@ class SandboxServer:
             gone_tick_s=gone_tick_s,
             game=GameSettings(first_move=first_move or FirstMoveTimers(),
                               claim_win_after_s=claim_win_after_s,
-                              legacy_castling=legacy_castling),
+                              legacy_castling=legacy_castling,
+                              clock=clock or LoopClock()),
             limits=limits or RateLimits(),
             quirks=quirks or Quirks(),
         )

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -196,7 +196,9 @@ class Matchmaker:
     def __init__(self, config: Config, client: Lichess, me_id: str, book: OpponentBook, *,
                  is_idle: Callable[[], bool], blocked: Callable[[], frozenset[str]],
                  playable: Callable[[], frozenset[str]] | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None,
+                 monotonic: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.config = config
         self.settings = config.matchmaking
         self.client = client
@@ -210,6 +212,10 @@ class Matchmaker:
         self.pending: Pending | None = None
         self._idle_since: float | None = None
         self._retry_at = 0.0  # monotonic: nobody suitable was online
+        self._waiting = False  # a pause or the daily budget holds us back (logged once)
+        # The idle timer's clock, injected by tests.
+        self._monotonic = monotonic
+        self._sleep = sleep
 
     @property
     def pending_count(self) -> int:
@@ -271,8 +277,8 @@ class Matchmaker:
         if not self.settings.enabled:
             return
         while True:
-            await asyncio.sleep(TICK_S)
-            now = time.monotonic()
+            await self._sleep(TICK_S)
+            now = self._monotonic()
             if self.pending is not None:
                 if now - self.pending.sent_at > self.settings.challenge_timeout_s:
                     challenge_id = self.pending.challenge_id
@@ -286,8 +292,13 @@ class Matchmaker:
                 self._idle_since = now
             if now - self._idle_since < self.settings.idle_s or now < self._retry_at:
                 continue
-            if self._wait_s() > 0:
+            wait_s = self._wait_s()
+            if wait_s > 0:
+                if not self._waiting:
+                    log.info("matchmaking: idle, but no challenge for %.0f s", wait_s)
+                self._waiting = True
                 continue
+            self._waiting = False
             await self.challenge_once()
 
     def _wait_s(self) -> float:
@@ -352,7 +363,7 @@ class Matchmaker:
         if offer is None:
             log.info("matchmaking: no suitable bot online (%d online); looking again in "
                      "%.0f s", len(bots), NO_OPPONENT_WAIT_S)
-            self._retry_at = time.monotonic() + NO_OPPONENT_WAIT_S
+            self._retry_at = self._monotonic() + NO_OPPONENT_WAIT_S
             return None
         now = time.time()
         try:
@@ -388,7 +399,7 @@ class Matchmaker:
             return None
         self.state.sent.append(now)
         self.state.save()
-        self.pending = Pending(challenge_id, offer, time.monotonic())
+        self.pending = Pending(challenge_id, offer, self._monotonic())
         log.info("matchmaking: challenged %s (%s, %s, %s, %s) as %s", offer.name,
                  offer.time_control, offer.variant, "rated" if offer.rated else "casual",
                  challenge_id, offer.color)

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +107,15 @@ def watchdog_interval_s(environ: Mapping[str, str] | None = None) -> float | Non
     return timeout_s if timeout_s > 0 else None
 
 
-async def run_watchdog(environ: Mapping[str, str] | None = None) -> None:
+async def run_watchdog(environ: Mapping[str, str] | None = None, *,
+                       sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
     """Ping WATCHDOG=1 at half the watchdog timeout until cancelled.
 
     Runs as a task beside the bot on its event loop (`kibitz play` starts it and cancels it
     when the bot returns): the pings come from the event loop itself, so a loop that stops
     turning stops them and systemd restarts us.
-    Returns at once when there is no watchdog to feed."""
+    Returns at once when there is no watchdog to feed. `sleep` is the pause between pings
+    (injected by tests)."""
     timeout_s = watchdog_interval_s(environ)
     if timeout_s is None:
         return
@@ -121,4 +123,4 @@ async def run_watchdog(environ: Mapping[str, str] | None = None) -> None:
     log.debug("feeding the systemd watchdog every %.1f s", interval_s)
     while True:
         notify("WATCHDOG=1", environ=environ)
-        await asyncio.sleep(interval_s)
+        await sleep(interval_s)

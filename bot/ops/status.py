@@ -11,7 +11,7 @@ import asyncio
 import datetime
 import logging
 import math
-from collections.abc import Callable, Mapping, Sized
+from collections.abc import Awaitable, Callable, Mapping, Sized
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -240,39 +240,42 @@ class _Latest:
 async def run_status(source: StatusSource, *, interval_s: float,
                      live: LiveHandler | None = None,
                      notify: Notify | None = None, notify_every_s: float = 0.0,
-                     live_refresh_s: float = LIVE_REFRESH_S) -> None:
+                     live_refresh_s: float = LIVE_REFRESH_S,
+                     now: Callable[[], float] | None = None,
+                     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
     """Until cancelled: log the summary every `interval_s` (0 = never); send it to systemd
     as STATUS= through `notify` every `notify_every_s` (0 = with the log line); keep the
     live view on `live` redrawn. A broken snapshot is logged, never raised: the status
-    must not take the bot down."""
+    must not take the bot down. `now` and `sleep` are the loop's clock unless a test
+    injects its own."""
     notify_every_s = notify_every_s or interval_s
     if interval_s <= 0 and live is None and (notify is None or notify_every_s <= 0):
         return
-    loop = asyncio.get_running_loop()
-    next_log = loop.time() + interval_s if interval_s > 0 else math.inf
-    next_notify = loop.time() if notify is not None and notify_every_s > 0 else math.inf
+    clock_s = now or asyncio.get_running_loop().time
+    next_log = clock_s() + interval_s if interval_s > 0 else math.inf
+    next_notify = clock_s() if notify is not None and notify_every_s > 0 else math.inf
     latest = _Latest(source)
     if live is not None:
         live.overlay = lambda: live_lines(latest.snapshot)
     try:
         while True:
-            now = loop.time()
-            if live is not None or now >= next_log or now >= next_notify:
+            now_s = clock_s()
+            if live is not None or now_s >= next_log or now_s >= next_notify:
                 latest.refresh()
-            if now >= next_log or now >= next_notify:
+            if now_s >= next_log or now_s >= next_notify:
                 line = summary_line(latest.snapshot)
-                if now >= next_log:
+                if now_s >= next_log:
                     log.info("%s", line)
-                    next_log = now + interval_s
-                if notify is not None and now >= next_notify:
+                    next_log = now_s + interval_s
+                if notify is not None and now_s >= next_notify:
                     notify(f"STATUS={line}")
-                    next_notify = now + notify_every_s
+                    next_notify = now_s + notify_every_s
             if live is not None:
                 live.redraw()
-            wait_s = min(next_log, next_notify) - loop.time()
+            wait_s = min(next_log, next_notify) - clock_s()
             if live is not None:
                 wait_s = min(wait_s, live_refresh_s)
-            await asyncio.sleep(max(0.0, wait_s))
+            await sleep(max(0.0, wait_s))
     finally:
         if live is not None:
             live.clear_overlay()

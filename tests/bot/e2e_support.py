@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +29,9 @@ from sandbox.server import GameRecord, SandboxServer
 from sandbox.timecontrol import variant_board
 
 BOT = "kibitz"
+# How long a test waits for an event before it fails: only a guard against a hang, so
+# generous enough for a machine where other work takes most of the cores.
+GUARD_S = 60.0
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,6 +120,12 @@ class BotRun:
         self.stop.set()
         return await asyncio.wait_for(self.task, timeout_s)
 
+    async def done_with(self, game_ids: Iterable[str], timeout_s: float = 30.0) -> None:
+        """Wait until the bot is through with these games: a game records its outcome in the
+        metrics last, after its kibitz lines, its goodbye and its PGN file."""
+        wanted = set(game_ids)
+        await wait_for(lambda: wanted <= {o.game_id for o in self.metrics.games}, timeout_s)
+
 
 @contextlib.asynccontextmanager
 async def running_bot(server: SandboxServer, config: Config, *, token: str | None = None,
@@ -198,7 +207,7 @@ def quiet_logs() -> None:
     logging.getLogger("sandbox").setLevel(logging.WARNING)
 
 
-async def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
+async def wait_for(condition: Callable[[], bool], timeout_s: float = GUARD_S) -> None:
     """Poll the sandbox's state (it has no event to wait on) until `condition` holds."""
     async with asyncio.timeout(timeout_s):
         while not condition():  # noqa: ASYNC110

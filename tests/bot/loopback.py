@@ -11,7 +11,8 @@ from aiohttp import web
 @contextlib.asynccontextmanager
 async def serving(app: web.Application) -> AsyncIterator[str]:
     """Serve ``app`` on 127.0.0.1 (a free port); yields its base URL."""
-    runner = web.AppRunner(app)
+    # A reply held back on purpose (a hung service) does not hold up the end of the test.
+    runner = web.AppRunner(app, shutdown_timeout=0.5)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     try:

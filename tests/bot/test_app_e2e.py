@@ -24,6 +24,7 @@ from tests.bot.e2e_support import (
     BOT,
     FAKE_ENGINE,
     FAST_TIMINGS,
+    GUARD_S,
     assert_legal,
     bot_games,
     make_config,
@@ -78,15 +79,17 @@ async def test_challenges_are_declined_with_reasons_and_queued_in_order(tmp_path
             atomic = await server.challenge("first", BOT, 60, 0, variant="chess960")
             rated = await server.challenge("first", BOT, 60, 0, rated=True)
             slow = await server.challenge("first", BOT, None, None, days=3)
-            await asyncio.sleep(0.5)
             lobby = server.lobby
+            await wait_for(lambda: all(lobby.challenges[c].status == "declined"
+                                       for c in (atomic, rated, slow)))
             reasons = {cid: lobby.challenges[cid].decline_key for cid in (atomic, rated, slow)}
             assert reasons == {atomic: "variant", rated: "casual", slow: "timecontrol"}
             # Three acceptable challenges, one slot: taken in order as games end.
             for name in ("first", "second", "third"):
+                sent = len(lobby.challenges)
                 await server.start_opponent(name, seed=1,
                                             challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-                await asyncio.sleep(0.2)
+                await wait_for(lambda sent=sent: len(lobby.challenges) > sent)  # in before the next
             await bot_games(server, 3, 90)
             games = [r.id for r in server.game_records()]  # in the order they started
             records = [await server.wait_for_game_end(g, 60) for g in games]
@@ -183,13 +186,13 @@ async def test_shutdown_keeps_its_deadline_when_the_server_hangs_on_resign(
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         async with running_bot(server, resign) as run:
             (game_id,) = await bot_games(server, 1, 20)
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             server.delay(60, "/api/bot/game/*/resign")
-            # grace 0.3 s + one 1 s deadline + engines closing: well within 10 s, while the
+            # grace 0.3 s + one 1 s deadline + engines closing: well within 30 s, while the
             # server holds the resign for 60 s
-            assert await run.finish(timeout_s=10) == EXIT_OK
+            assert await run.finish(timeout_s=30) == EXIT_OK
         server.clear_faults()
 
 
@@ -207,7 +210,7 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         async with running_bot(server, abandon, token=token) as run:
             (game_id,) = await bot_games(server, 1, 20)
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
         assert run.task.result() == EXIT_OK
@@ -215,7 +218,7 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         plies_then = len(server.game_record(game_id).moves)
         # A new run picks the game up from its gameStart and plays on; its shutdown resigns.
         async with running_bot(server, resign, token=token) as run:
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < plies_then + 4:
                     if server.game_record(game_id).finished:
                         break
@@ -228,8 +231,10 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         assert any(o.game_id == game_id for o in run.metrics.games)
 
 
-async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(tmp_path: Path) -> None:
+async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     quiet_logs()
+    caplog.set_level(logging.INFO, logger="bot")
     config = make_config(tmp_path)
     async with SandboxServer(keepalive_s=0.3) as server:
         token = server.add_account(BOT, bot=True)
@@ -249,8 +254,9 @@ async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(tmp_path: Pa
         await server.start_opponent("rival", seed=4,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         await bot_games(server, 1, 20)
+        caplog.clear()
         os.kill(os.getpid(), signal.SIGINT)
-        await asyncio.sleep(0.3)
+        await wait_for(lambda: "stopping: 1 games may finish" in caplog.text)
         assert not task.done()  # a game is running: waiting for it within the grace period
         os.kill(os.getpid(), signal.SIGINT)
         assert await asyncio.wait_for(task, 10) == EXIT_INTERRUPTED

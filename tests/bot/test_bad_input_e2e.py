@@ -15,7 +15,15 @@ from aiohttp import web
 from sandbox.lobby import Quirks
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
-from tests.bot.e2e_support import BOT, assert_legal, bot_games, make_config, quiet_logs, running_bot
+from tests.bot.e2e_support import (
+    BOT,
+    GUARD_S,
+    assert_legal,
+    bot_games,
+    make_config,
+    quiet_logs,
+    running_bot,
+)
 
 EVENT_GARBAGE = [b"this is not json\n", b'{"type":"mystery","x":1}\n', b"[1,2,3]\n",
                  b'{"type":"challenge","challenge":{"id":5}}\n', b'{"no":"type"}\n',
@@ -106,7 +114,7 @@ async def test_odd_game_endings_still_end_the_game(tmp_path: Path, quirk: str) -
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1, 20)
             record = await server.wait_for_game_end(game_id, 60)
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(GUARD_S):
                 while not run.metrics.games:  # noqa: ASYNC110 (the bot's side of the ending)
                     await asyncio.sleep(0.05)
         assert run.task.result() == 0

@@ -3,9 +3,9 @@ allows and declines the rest with the most precise reason key, as the challenger
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,10 +130,12 @@ async def test_each_rule_accepts_or_declines_with_its_reason(name: str, tmp_path
     assert {who: (key or "").lower() for who, key in seen.items()} == expected
 
 
-async def test_best_first_takes_rated_then_titled_challenges_first(tmp_path: Path) -> None:
+async def test_best_first_takes_rated_then_titled_challenges_first(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """One slot, taken: three challenges wait. With sort "best" the rated one is taken when
     the slot frees, although it came last."""
     quiet_logs()
+    caplog.set_level(logging.INFO, logger="bot")
     config = make_config(tmp_path, concurrency=1)
     config = dataclasses.replace(config, challenge=dataclasses.replace(
         config.challenge, sort="best"))
@@ -146,7 +148,10 @@ async def test_best_first_takes_rated_then_titled_challenges_first(tmp_path: Pat
             waiting = [await server.challenge(name, BOT, 600, 0, rated=name == "ranked",
                                               color="white")
                        for name in ("casual1", "casual2", "ranked")]
-            await asyncio.sleep(0.5)  # all three are queued behind the busy slot
+            # all three are queued behind the busy slot
+            await wait_for(lambda: all(
+                any(m.startswith(f"challenge {c} from ") and m.endswith(": queued")
+                    for m in caplog.messages) for c in waiting))
             assert all(server.lobby.challenges[c].status == "created" for c in waiting)
             server.end_game(busy, "draw")
             await wait_for(lambda: any(server.lobby.challenges[c].status == "accepted"

@@ -25,6 +25,7 @@ from sandbox.server import GameRecord, SandboxServer
 from tests.bot.book_files import write_book
 from tests.bot.e2e_support import (
     BOT,
+    GUARD_S,
     UNBUDGETED,
     UNLIMITED,
     assert_legal,
@@ -42,6 +43,10 @@ HOPELESS_FEN = "8/8/8/3k4/8/8/8/QQ2K3 w - - 0 40"
 # The bot (white) has an extra queen: it declines a draw.
 WINNING_FEN = "4k3/8/8/8/8/8/3QK3/8 w - - 0 40"
 
+# abort_after_s in the !wait game: long enough that a busy machine stays inside the
+# extension the test checks.
+WAIT_ABORT_S = 4.0
+
 FEATURES = """
 draw: {offer: true, accept: true, margin_cp: 100, moves: 1, min_move: 0}
 resign: {enabled: true, threshold_cp: -800, moves: 1}
@@ -49,7 +54,7 @@ takeback: {max_per_game: 1}
 """
 
 
-async def until(condition: Callable[[], object], timeout_s: float = 20.0,
+async def until(condition: Callable[[], object], timeout_s: float = GUARD_S,
                 what: str = "") -> None:
     """Poll ``condition()`` until it holds."""
     try:
@@ -124,12 +129,13 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     config = make_config(tmp_path, FEATURES + f"""
 book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 """)
+    config = replace(config, game=replace(config.game, abort_after_s=WAIT_ABORT_S))
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         peace, loser, rival, chatter = (Human(server, n) for n in
                                         ("peace", "loser", "rival", "chatter"))
         server.add_account("fan", bot=False)
         fan = server.account("fan")
-        async with running_bot(server, config, timings=UNBUDGETED):
+        async with running_bot(server, config, timings=UNBUDGETED) as run:
             draw_id = await server.challenge("peace", BOT, 120, 1, variant="fromPosition",
                                              fen=LEVEL_FEN, color="white")
             resign_id = await server.challenge("loser", BOT, 120, 1, variant="fromPosition",
@@ -159,8 +165,10 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
                 await until(lambda: chat_id in server.lobby.games)
                 await until(lambda: len(server.game_record(chat_id).moves) >= 1)
                 await chatter.say(chat_id, "!wait")
-                # Past abort_after_s (2 s) but within the extra time !wait gave (2 s more).
-                await asyncio.sleep(2.8)
+                # Past abort_after_s but within the extra time !wait gave (as much again).
+                # The bot's abort timer has no injectable clock yet: this is the one wait on
+                # the wall clock, with a margin of WAIT_ABORT_S - 1 s for a busy machine.
+                await asyncio.sleep(WAIT_ABORT_S + 1.0)
                 assert not server.game_record(chat_id).finished, "aborted despite !wait"
                 await chatter.move_after(chat_id, 1)
                 # The PV of the bot's second move (its first was the book's) is out before
@@ -176,13 +184,14 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
                     plies = len(server.game_record(chat_id).moves)
                     await chatter.move_after(chat_id, plies + (plies + 1) % 2)
                     await until(lambda: len(server.game_record(chat_id).moves) % 2 == 1)
-                await asyncio.sleep(0.3)
+                # A PV line wrongly posted for the last move would still be found: the chat
+                # is read only after the bot is through with the game.
                 await chatter.post(chat_id, "resign")
 
             await asyncio.gather(draw_game(), resign_game(), decline_game(), chat_game())
             records = {gid: await server.wait_for_game_end(gid, 30)
                        for gid in (draw_id, resign_id, decline_id, chat_id)}
-            await asyncio.sleep(0.5)  # goodbyes and PGN files
+            await run.done_with(records)  # goodbyes, last kibitz lines and PGN files
             records = {gid: server.game_record(gid) for gid in records}
 
     for record in records.values():

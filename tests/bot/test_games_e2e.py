@@ -13,6 +13,7 @@ from sandbox.opponent import ChallengeSpec
 from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    GUARD_S,
     UNBUDGETED,
     UNLIMITED,
     assert_legal,
@@ -22,6 +23,7 @@ from tests.bot.e2e_support import (
     quiet_logs,
     running_bot,
     strong_opponent,
+    wait_for,
 )
 
 # Castling is possible for both sides at once, so the castling notation gets exercised.
@@ -36,7 +38,7 @@ async def play_as(server: SandboxServer, token: str, game_id: str, uci: str) -> 
 
 
 async def wait_turns(server: SandboxServer, game_id: str, plies: int) -> None:
-    async with asyncio.timeout(20):
+    async with asyncio.timeout(GUARD_S):
         while len(server.game_record(game_id).moves) < plies:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
 
@@ -74,7 +76,8 @@ draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
                                              fen=ROOK_ENDING_FEN, color="white")
             abort_id = await server.challenge("sleeper", BOT, 60, 0, color="white")
 
-            await asyncio.sleep(0.5)
+            await wait_for(lambda: all(server.lobby.challenges[c].status == "accepted"
+                                       for c in (resign_id, draw_id, abort_id)))
             # The quitter castles king-takes-rook: the bot must read that notation.
             await play_as(server, tokens["quitter"], resign_id, "e1h1")
             await wait_turns(server, resign_id, 2)
@@ -95,7 +98,7 @@ draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
             assert len(others) == 3
             for record in others:
                 records[record.id] = await server.wait_for_game_end(record.id, 90)
-            await asyncio.sleep(0.3)  # last kibitz lines
+            await run.done_with(records)  # its last kibitz lines are out
             records = {game_id: server.game_record(game_id) for game_id in records}
         assert await asyncio.wait_for(run.task, 1) == 0
 

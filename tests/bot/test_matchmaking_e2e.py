@@ -5,10 +5,12 @@ giving way to an incoming one."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import logging
 import time
 from pathlib import Path
+
+import pytest
 
 from bot.ops.config import Config
 from sandbox.challenges import Challenge
@@ -17,6 +19,7 @@ from sandbox.ratelimit import RateLimits
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    GUARD_S,
     make_config,
     post_as,
     quiet_logs,
@@ -83,8 +86,10 @@ async def test_idle_bot_challenges_an_online_bot_and_alternates_colours(tmp_path
         assert all(c.dest.id == "rival" for c in ours(server))
 
 
-async def test_daily_bot_game_caps_theirs_skipped_ours_waited_out(tmp_path: Path) -> None:
+async def test_daily_bot_game_caps_theirs_skipped_ours_waited_out(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     quiet_logs()
+    caplog.set_level(logging.INFO, logger="bot")
     seed_recent_games(tmp_path, "fresh")  # so "capped" is tried first
     async with SandboxServer(keepalive_s=0.5,
                              limits=RateLimits(bot_games_per_day=1)) as server:
@@ -112,13 +117,16 @@ async def test_daily_bot_game_caps_theirs_skipped_ours_waited_out(tmp_path: Path
         assert abs(until - (time.time() + day_s)) < 120
         assert len(ours(server)) == 1
         # After a restart the pause still holds: the bot stays idle and sends nothing.
+        caplog.clear()
         async with running_bot(server, config, token=server.account(BOT).token):
-            await asyncio.sleep(1.5)
+            await wait_for(lambda: "matchmaking: idle, but no challenge for" in caplog.text)
         assert len(ours(server)) == 1
 
 
-async def test_declined_and_unanswered_challenges_back_off(tmp_path: Path) -> None:
+async def test_declined_and_unanswered_challenges_back_off(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     quiet_logs()
+    caplog.set_level(logging.INFO, logger="bot")
     seed_recent_games(tmp_path, "sleepy")  # so "grumpy" is asked first
     async with SandboxServer(keepalive_s=0.5) as server:
         grumpy = await server.start_opponent("grumpy", bot=True, accept=False)
@@ -134,8 +142,10 @@ async def test_declined_and_unanswered_challenges_back_off(tmp_path: Path) -> No
             await wait_for(lambda: len(ours(server)) == 2)
             second = ours(server)[1]
             assert second.dest.id == "sleepy"
-            await wait_for(lambda: second.status == "canceled", timeout_s=5)
-            await asyncio.sleep(1.0)  # both backed off: nothing more is sent
+            caplog.clear()
+            await wait_for(lambda: second.status == "canceled")
+            # Both backed off: the next look finds nobody to challenge.
+            await wait_for(lambda: "matchmaking: no suitable bot online" in caplog.text)
             assert len(ours(server)) == 2
         backoff = match_state(tmp_path)["backoff"]
         assert isinstance(backoff, dict)
@@ -144,8 +154,9 @@ async def test_declined_and_unanswered_challenges_back_off(tmp_path: Path) -> No
             assert level == 1 and abs(until - (time.time() + 600)) < 60
         assert first.decline_key == "toofast"
         # Remembered across a restart: neither is challenged again.
+        caplog.clear()
         async with running_bot(server, config, token=server.account(BOT).token):
-            await asyncio.sleep(1.5)
+            await wait_for(lambda: "matchmaking: no suitable bot online" in caplog.text)
         assert len(ours(server)) == 2
 
 
@@ -160,7 +171,7 @@ async def test_pending_challenge_gives_way_to_an_incoming_one(tmp_path: Path) ->
             assert pending.status == "created"
             await server.start_opponent("visitor", challenge=ChallengeSpec(
                 BOT, 60, 0, repeat=False))
-            game_id = await server.wait_for_game(BOT, timeout_s=10)
+            game_id = await server.wait_for_game(BOT, timeout_s=GUARD_S)
             assert pending.status == "canceled"
             assert {p.id for p in server.game(game_id).players.values()} == {BOT, "visitor"}
             server.end_game(game_id, "draw")

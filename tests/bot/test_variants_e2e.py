@@ -4,7 +4,6 @@ engine does not play is declined with the `variant` reason before any game start
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from pathlib import Path
 
@@ -79,7 +78,7 @@ async def test_a_whole_game_in_every_variant_fairy_stockfish_plays(tmp_path: Pat
             await wait_for(lambda: len(server.game_records()) == len(variants), 30)
             records = {r.variant: await server.wait_for_game_end(r.id, GAME_TIMEOUT_S)
                        for r in server.game_records()}
-            await asyncio.sleep(0.3)  # the last kibitz lines and PGN files
+            await run.done_with(r.id for r in records.values())  # kibitz lines and PGN files
             records = {v: server.game_record(r.id) for v, r in records.items()}
             declined_keys = {v: server.lobby.challenges[c].decline_key
                              for v, c in declined.items()}

@@ -1,4 +1,5 @@
-"""Fixtures: a sandbox on a free loopback port with short timers, and validating clients."""
+"""Fixtures: a sandbox on a free loopback port, on a clock the test moves itself, and
+validating clients."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 
 from sandbox.games import FirstMoveTimers
 from sandbox.server import SandboxServer
+from sandbox.timers import ManualClock
 from tests.sandbox.spec import SpecClient
 
-# Short timers keep the tests fast; each is still long enough to observe.
+# The sandbox fixture runs on a ManualClock: its timers fire only when a test advances it.
 KEEPALIVE_S = 0.2
 CHALLENGE_EXPIRY_S = 5.0
 GONE_AFTER_S = 0.1
@@ -35,11 +37,18 @@ def short_first_move() -> FirstMoveTimers:
 
 
 @pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
+def clock() -> ManualClock:
+    """The sandbox's time: game clocks, first-move timers, challenge expiry, opponentGone and
+    the claim delay move only when the test calls `clock.advance(seconds)`."""
+    return ManualClock()
+
+
+@pytest.fixture
+async def sandbox(clock: ManualClock) -> AsyncIterator[SandboxServer]:
     server = SandboxServer(keepalive_s=KEEPALIVE_S, challenge_expiry_s=CHALLENGE_EXPIRY_S,
                            gone_after_s=GONE_AFTER_S, gone_tick_s=GONE_AFTER_S,
                            claim_win_after_s=CLAIM_WIN_AFTER_S,
-                           first_move=short_first_move())
+                           first_move=short_first_move(), clock=clock)
     await server.start()
     yield server
     await server.stop()

@@ -9,6 +9,7 @@ import pytest
 
 from sandbox.ratelimit import RateLimits
 from sandbox.server import SandboxServer
+from sandbox.timers import ManualClock
 from tests.sandbox.conftest import CHALLENGE_EXPIRY_S, KEEPALIVE_S, Duel, eventually
 from tests.sandbox.spec import SpecClient, validate_schema
 
@@ -227,7 +228,8 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         await server.stop()
 
 
-async def test_closing_a_keep_alive_stream_lets_its_challenge_go_offline(duel: Duel) -> None:
+async def test_closing_a_keep_alive_stream_lets_its_challenge_go_offline(
+        duel: Duel, clock: ManualClock) -> None:
     """lila ChallengeKeepAliveStream.scala: closing the stream only stops its pings; the
     challenge is swept offline later, silently (ChallengeApi.scala `sweep`)."""
     async with duel.bot.stream("/api/stream/event") as events:
@@ -236,8 +238,12 @@ async def test_closing_a_keep_alive_stream_lets_its_challenge_go_offline(duel: D
             challenge_id = (await kept.next())["id"]
             await events.until("challenge")
         challenge = duel.sandbox.lobby.challenges[challenge_id]
-        await eventually(lambda: challenge.status == "offline",
-                         timeout_s=CHALLENGE_EXPIRY_S + 5)
+
+        def swept() -> bool:
+            clock.advance(CHALLENGE_EXPIRY_S)  # the sweep is armed once the close is seen
+            return challenge.status == "offline"
+
+        await eventually(swept)
         assert not any(line.get("type") == "challengeCanceled"
                        for line in duel.bot.received)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
@@ -11,7 +10,14 @@ import pytest
 
 from sandbox.lobby import Quirks
 from sandbox.server import SandboxServer
-from tests.sandbox.conftest import CLAIM_WIN_AFTER_S, KEEPALIVE_S, Duel, eventually
+from sandbox.timers import ManualClock
+from tests.sandbox.conftest import (
+    CLAIM_WIN_AFTER_S,
+    GONE_AFTER_S,
+    KEEPALIVE_S,
+    Duel,
+    eventually,
+)
 from tests.sandbox.spec import SpecClient, Stream
 
 Client = Callable[[str | None], SpecClient]
@@ -382,7 +388,8 @@ async def test_unknown_routes_and_methods_answer_json(client: Client) -> None:
     assert wrong.status == 405 and "DELETE" in wrong.json()["error"]
 
 
-async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(duel: Duel) -> None:
+async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(
+        duel: Duel, clock: ManualClock) -> None:
     reply = await duel.bot.post("/api/challenge/human1", data={
         "clock.limit": "180", "clock.increment": "0", "color": "white",
         "rules": "noAbort,noEarlyDraw,noClaimWin"})
@@ -399,7 +406,10 @@ async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(duel: Duel) -
     assert not duel.sandbox.game(game_id).draw_offers
     async with duel.human.stream(f"/api/board/game/stream/{game_id}") as stream:
         await stream.next()
-    await asyncio.sleep(0.1 + CLAIM_WIN_AFTER_S * 2)
+    human_id = duel.sandbox.account("human1").id  # the server has seen the stream close
+    await eventually(lambda: not duel.sandbox.lobby.hub.watching(game_id, human_id))
+    clock.advance(GONE_AFTER_S + CLAIM_WIN_AFTER_S * 2)
+    assert duel.sandbox.game(game_id).gone_since_s  # gone long enough: only the rule holds
     await duel.bot.post(f"/api/bot/game/{game_id}/claim-victory")  # noClaimWin: no effect
     assert duel.sandbox.game_record(game_id).status == "started"
     assert (await duel.bot.post(f"/api/bot/game/{game_id}/resign")).status == 200

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from bot.challenges.blocklists import BlockLists, parse_names
 from sandbox.server import SandboxServer
-from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot
+from tests.bot.e2e_support import BOT, GUARD_S, make_config, quiet_logs, running_bot
 
 
 def test_parse_names() -> None:
@@ -112,16 +112,16 @@ async def test_the_bot_declines_a_challenger_on_an_online_list(lists: ListServer
         server.add_account("friend", bot=False)
         async with running_bot(server, config):
             cache = tmp_path / "state" / "block_lists.json"  # written once the lists are in
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(GUARD_S):
                 while not cache.exists():  # noqa: ASYNC110 - a file has no event to wait on
                     await asyncio.sleep(0.05)
             pest = await server.challenge("pest", BOT, 60, 0)
             friend = await server.challenge("friend", BOT, 60, 0)
-            game_id = await server.wait_for_game("friend", timeout_s=10)
+            game_id = await server.wait_for_game("friend", timeout_s=GUARD_S)
             assert game_id == friend
             server.end_game(game_id, "draw")
             declined = server.lobby.challenges[pest]
-            async with asyncio.timeout(5):
+            async with asyncio.timeout(GUARD_S):
                 while declined.status == "created":  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             assert declined.status == "declined" and declined.decline_key == "generic"

@@ -3,13 +3,14 @@ budget, colour alternation, and the choice of opponent."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import random
 import re
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from bot.challenges.matchmaking import (
 from bot.challenges.opponents import OpponentBook, ratelimit_of
 from bot.lichess.client import Lichess
 from bot.ops.config import Config, ConfigError, MatchmakingConfig, parse_config, parse_time_control
+from tests.bot.stepped_time import SteppedTime
 
 
 @pytest.mark.parametrize(("text", "parsed"), [
@@ -162,6 +164,7 @@ async def client() -> AsyncIterator[Lichess]:
 
 
 def matchmaker(tmp_path: Path, client: Lichess, *, blocked: frozenset[str] = frozenset(),
+               is_idle: Callable[[], bool] = lambda: True, stepped: SteppedTime | None = None,
                **settings: Any) -> Matchmaker:
     base = MatchmakingConfig(enabled=True, time_controls={"3+2": 1.0},
                              variants={"standard": 1.0}, modes={"rated": 1.0})
@@ -169,8 +172,36 @@ def matchmaker(tmp_path: Path, client: Lichess, *, blocked: frozenset[str] = fro
                                  matchmaking=dataclasses.replace(base, **settings))
     book = OpponentBook(tmp_path, recent_window_s=86400)
     book.our_ratings = {"blitz": 1600, "chess960": 1400}
-    return Matchmaker(config, client, "Kibitz", book, is_idle=lambda: True,
-                      blocked=lambda: blocked, rng=random.Random(1))
+    if stepped is None:
+        return Matchmaker(config, client, "Kibitz", book, is_idle=is_idle,
+                          blocked=lambda: blocked, rng=random.Random(1))
+    return Matchmaker(config, client, "Kibitz", book, is_idle=is_idle,
+                      blocked=lambda: blocked, rng=random.Random(1),
+                      monotonic=stepped.now, sleep=stepped.sleep)
+
+
+async def test_the_idle_timer_wants_idle_s_of_unbroken_idleness(
+        tmp_path: Path, client: Lichess) -> None:
+    """Busy until 1 s and for one look at 2 s: idleness counts from 2.25 s, so the one
+    challenge goes out at 2.25 + 2 s (the matchmaker looks every TICK_S = 0.25 s)."""
+    stepped = SteppedTime(until_s=60.0)
+    busy_at_s = {0.25, 0.5, 0.75, 2.0}
+    mm = matchmaker(tmp_path, client, idle_s=2.0, stepped=stepped,
+                    is_idle=lambda: stepped.now() not in busy_at_s)
+    sent_at_s: list[float] = []
+    sent = asyncio.Event()
+
+    async def challenge_once() -> None:
+        sent_at_s.append(stepped.now())
+        sent.set()
+        await asyncio.Event().wait()  # the test ends the run here
+
+    mm.challenge_once = challenge_once  # type: ignore[method-assign, assignment]
+    task = asyncio.create_task(mm.run())
+    await asyncio.wait_for(sent.wait(), 10)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert sent_at_s == [4.25]
 
 
 async def test_choose_keeps_to_the_rating_window_and_skips_who_it_must(

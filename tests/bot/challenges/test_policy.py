@@ -29,7 +29,7 @@ from bot.lichess.events import ChallengeUser, TimeControl
 from bot.ops.config import ChallengeConfig
 from sandbox.server import SandboxServer
 from tests.bot.challenges.builders import ALICE, challenge, policy
-from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot
+from tests.bot.e2e_support import BOT, GUARD_S, make_config, quiet_logs, running_bot
 
 ROBOT = ChallengeUser("robot", "Robot", "BOT", 1500)
 
@@ -178,9 +178,9 @@ async def test_the_running_bot_declines_a_second_game_against_the_same_opponent(
         async with running_bot(server, config):
             first = await server.challenge("twice", BOT, 60, 0)
             second = await server.challenge("twice", BOT, 60, 0)
-            game_id = await server.wait_for_game("twice", timeout_s=10)
+            game_id = await server.wait_for_game("twice", timeout_s=GUARD_S)
             declined = server.lobby.challenges[second]
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(GUARD_S):
                 while declined.status == "created":  # noqa: ASYNC110 - sandbox state
                     await asyncio.sleep(0.05)
             assert game_id == first

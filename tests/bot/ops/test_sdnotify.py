@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.ops import sdnotify
+from tests.bot.stepped_time import SteppedTime
 
 
 class FakeSystemd:
@@ -87,14 +88,12 @@ def test_watchdog_interval_belongs_to_this_process(socket_path: Path) -> None:
 async def test_watchdog_pings_at_half_the_timeout(socket_path: Path) -> None:
     systemd = FakeSystemd(str(socket_path))
     env = {"NOTIFY_SOCKET": str(socket_path), "WATCHDOG_USEC": "200000"}  # 0.2 s
-    task = asyncio.create_task(sdnotify.run_watchdog(env))
-    await asyncio.sleep(0.35)  # pings at 0, 0.1, 0.2, 0.3 s
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    pings = systemd.pending()
-    assert 2 <= len(pings) <= 5  # a loaded machine may be late, never early
-    assert all(ping == ["WATCHDOG=1"] for ping in pings)
+    time = SteppedTime(until_s=0.25)
+    task = asyncio.create_task(sdnotify.run_watchdog(env, sleep=time.sleep))
+    await time.run_until_reached(task)  # pings at 0, 0.1 and 0.2 s; held at 0.3 s
+    assert task.cancelled()
+    assert time.sleeps == [0.1, 0.1, 0.1]
+    assert systemd.pending() == [["WATCHDOG=1"]] * 3
 
 
 async def test_watchdog_returns_at_once_without_a_watchdog() -> None:

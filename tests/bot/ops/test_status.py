@@ -25,6 +25,7 @@ from bot.ops.status import (
     summary_line,
     view_of,
 )
+from tests.bot.stepped_time import SteppedTime
 
 GAMES = (
     GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", "23. Nf3", "Nf3 Nc6 Bb5", True),
@@ -72,14 +73,14 @@ async def test_summary_goes_to_the_log_and_to_systemd() -> None:
     out = io.StringIO()
     handler = setup_logging("info", stream=out, environ={})
     sent: list[str] = []
-    task = asyncio.create_task(run_status(lambda: StatusSnapshot(GAMES[:1]), interval_s=0.2,
-                                          notify=sent.append, notify_every_s=0.05))
-    await asyncio.sleep(0.3)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+    time = SteppedTime(until_s=1.5)
+    task = asyncio.create_task(run_status(lambda: StatusSnapshot(GAMES[:1]), interval_s=1.0,
+                                          notify=sent.append, notify_every_s=0.25,
+                                          now=time.now, sleep=time.sleep))
+    await time.run_until_reached(task)
     logging.getLogger().removeHandler(handler)
     summary = "1 game: Qa7bX1pz vs alice (white, 1:02 v 0:58, +0.35)"
-    assert len(sent) >= 3  # at once, then every 0.05 s (a loaded machine may be late)
+    assert len(sent) == 6  # at once, then every 0.25 s until 1.25 s
     assert all(line.startswith("STATUS=" + summary) for line in sent)
     logged = [line for line in out.getvalue().splitlines() if "status: " in line]
     assert len(logged) == 1 and logged[0].endswith(f"status: {summary} | 0 challenges queued"
@@ -89,12 +90,13 @@ async def test_summary_goes_to_the_log_and_to_systemd() -> None:
 async def test_live_view_is_drawn_and_removed() -> None:
     out = io.StringIO()
     handler = setup_logging("info", stream=out, environ={})
+    time = SteppedTime(until_s=1.0)
     task = asyncio.create_task(run_status(lambda: StatusSnapshot(GAMES), interval_s=0,
-                                          live=handler, live_refresh_s=0.01))
-    await asyncio.sleep(0.05)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+                                          live=handler, live_refresh_s=0.25,
+                                          now=time.now, sleep=time.sleep))
+    await time.run_until_reached(task)
     logging.getLogger().removeHandler(handler)
+    assert time.sleeps == [0.25] * 4  # redrawn at 0, 0.25, 0.5 and 0.75 s
     text = out.getvalue()
     assert "── 2 games in progress" in text
     assert text.endswith("\x1b[3F\x1b[J")  # the three lines erased at the end
@@ -131,13 +133,14 @@ async def test_a_broken_snapshot_never_stops_the_status(
         return StatusSnapshot(GAMES[:1])
 
     sent: list[str] = []
+    time = SteppedTime(until_s=2.0)
     task = asyncio.create_task(run_status(flaky, interval_s=0, notify=sent.append,
-                                          notify_every_s=0.02))
-    await asyncio.sleep(0.2)
-    assert not task.done()
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    assert len(sent) >= 4 and all("Qa7bX1pz vs alice" in line for line in sent)
+                                          notify_every_s=0.25, now=time.now, sleep=time.sleep))
+    await asyncio.wait_for(time.reached.wait(), 10)
+    assert not task.done()  # four of the eight snapshots failed
+    await time.run_until_reached(task)
+    assert calls == 8
+    assert len(sent) == 8 and all("Qa7bX1pz vs alice" in line for line in sent)
     assert "cannot take the status snapshot" in caplog.text
 
 
