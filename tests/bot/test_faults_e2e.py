@@ -74,7 +74,8 @@ async def test_dropped_and_silent_streams_mid_game(tmp_path: Path) -> None:
 async def test_429_on_one_games_moves_does_not_stall_the_other(tmp_path: Path) -> None:
     quiet_logs()
     # Far longer than the other game needs for a few plies, even on a busy machine.
-    timings = dataclasses.replace(FAST_TIMINGS, rate_limit_pause_s=10.0)
+    timings = dataclasses.replace(FAST_TIMINGS, rate_limit_pause_s=10.0,
+                                  move_retry_s=10.0)
     async with SandboxServer(keepalive_s=0.3) as server:
         async with running_bot(server, make_config(tmp_path), timings=timings) as run:
             # The game that meets the 429 must outlast it: an engine rival, not a random one.

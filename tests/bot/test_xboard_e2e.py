@@ -13,6 +13,8 @@ from tests.bot.e2e_support import (
     BOT,
     NEEDS_PHALANX,
     PHALANX,
+    UNBUDGETED,
+    UNLIMITED,
     assert_legal,
     make_config,
     quiet_logs,
@@ -28,8 +30,10 @@ async def test_an_xboard_engine_plays_whole_games_with_pv_chat(tmp_path: Path) -
     config = make_config(tmp_path, concurrency=1, max_move_s=0.1)
     config = dataclasses.replace(config, engine=dataclasses.replace(
         config.engine, command=(PHALANX,), protocol="xboard", ponder=True))
-    async with SandboxServer(keepalive_s=0.5) as server:
-        async with running_bot(server, config) as run:
+    # Unbudgeted, like the other whole-game tests: quick games through the request budget
+    # hold and merge their PV lines, and this test looks for them.
+    async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
+        async with running_bot(server, config, timings=UNBUDGETED) as run:
             for index, color in enumerate(("white", "black")):
                 await server.start_opponent(f"mover{index}", seed=index, challenge=ChallengeSpec(
                     BOT, 60, 0, repeat=False, color=color))
