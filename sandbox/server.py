@@ -39,6 +39,7 @@ import contextlib
 import logging
 import random
 import shlex
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -403,10 +404,37 @@ async def run_sandbox(
         for account in server.lobby.accounts.all():
             emit(f"token: {account.username} {account.token} "
                  f"{'bot' if account.bot else 'human'}")
-        await asyncio.Event().wait()
+        await _until_stopped()
     finally:
         with contextlib.suppress(Exception):
             await server.stop()
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+async def _until_stopped() -> None:
+    """Wait for Ctrl-C or SIGTERM (a service manager's stop), or for cancellation.
+
+    The loop's own handlers are installed because a process started in the background by a
+    shell inherits SIGINT ignored, and the interpreter then never raises KeyboardInterrupt:
+    the sandbox would not stop on Ctrl-C, and SIGTERM would kill it without its clean-up.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    installed = []
+    for signum in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(signum, stop.set)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            log.debug("cannot handle %s here", signum)
+    try:
+        await stop.wait()
+        log.info("stopping the sandbox")
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
 
 
 def _challenge_spec(text: str, target: str) -> ChallengeSpec:

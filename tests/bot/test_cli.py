@@ -238,10 +238,18 @@ async def test_upgrade_yes_and_a_refusal_from_the_server(
     assert not server.account("Veteran").bot
 
 
-async def test_sandbox_command_serves_until_interrupted() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", "from bot.cli import main; main()", "sandbox", "--port", "0",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+@pytest.mark.parametrize(("stop_signal", "prelude"), [
+    (signal.SIGINT, ""),
+    (signal.SIGTERM, ""),
+    # started in the background by a shell: SIGINT arrives ignored, yet Ctrl-C must stop it
+    (signal.SIGINT, "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "),
+], ids=["sigint", "sigterm", "sigint-inherited-ignored"])
+async def test_sandbox_command_serves_until_interrupted(
+        stop_signal: signal.Signals, prelude: str, tmp_path: Path) -> None:
+    with (tmp_path / "stderr.log").open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", prelude + "from bot.cli import main; main()",
+            "sandbox", "--port", "0", stdout=asyncio.subprocess.PIPE, stderr=stderr)
     try:
         assert process.stdout is not None
         async with asyncio.timeout(30):
@@ -253,8 +261,9 @@ async def test_sandbox_command_serves_until_interrupted() -> None:
         async with aiohttp.ClientSession() as session, session.get(
                 f"{url}/api/account", headers={"Authorization": f"Bearer {bot_token}"}) as reply:
             assert (await reply.json())["title"] == "BOT"
-        process.send_signal(signal.SIGINT)
-        assert await asyncio.wait_for(process.wait(), 30) == ExitCode.OK
+        process.send_signal(stop_signal)
+        assert await asyncio.wait_for(process.wait(), 30) == ExitCode.OK, \
+            (tmp_path / "stderr.log").read_text()
     finally:
         if process.returncode is None:
             process.kill()
