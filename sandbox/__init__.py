@@ -49,11 +49,47 @@ as a table of behaviour, lila source and test:
 - Claim delay: 40 s, x3 classical, x2 rapid, /3 for a side down 4 points, at least 10 s.
     lila: modules/round/src/main/RoundSocket.scala (povDisconnectTimeout)
     test: none yet (the tests set the delay)
-- claim-victory: a no-op (OK) on one's own turn or in a finished game, 400 while the
-  opponent is not long gone, a draw if the claimer cannot mate; claim-draw likewise.
-    lila: modules/bot/src/main/BotPlayer.scala (claimVictory, claimDraw); modules/game
-      Pov.scala (mightClaimWin)
-    test: tests/sandbox/test_games.py (the leaving tests)
+- claim-victory: a no-op (OK) on one's own turn, in a finished game or while it can still
+  be aborted (before both sides moved), 400 while the opponent is not long gone, a draw if
+  the claimer cannot mate; claim-draw: a no-op unless `drawable` (playing, past ply 2, not
+  under noEarlyDraw), then 400 unless the opponent is long gone.
+    lila: modules/bot/src/main/BotPlayer.scala (claimVictory, claimDraw); modules/core
+      game/Game.scala (forceResignable, drawable); Pov.scala (mightClaimWin)
+    test: tests/sandbox/test_games.py (the leaving tests),
+      ::test_claims_do_nothing_while_the_game_can_be_aborted
+- No takeback in a game with a BOT: a BOT's takeback preference is NEVER and both players'
+  must allow it; a proposal is answered 200 and changes nothing. Between people they work.
+    lila: modules/pref/src/main/PrefApi.scala (setBot); modules/round/src/main/
+      Takebacker.scala (isAllowedByPrefs); modules/bot/src/main/BotPlayer.scala (setTakeback)
+    test: tests/sandbox/test_games.py::test_no_takeback_in_a_game_with_a_bot,
+      ::test_takeback_rewinds_to_the_proposers_turn;
+      tests/bot/test_features_e2e.py::
+      test_no_takeback_with_a_bot_and_the_pgn_completed_across_a_restart
+- Draw offers: from ply 2 (60 under noEarlyDraw), one per 20 plies, on either turn; one
+  sent with a move (`offeringDraw`) is judged before that move is played.
+    lila: modules/bot/src/main/BotPlayer.scala (apply, offerDraw); modules/game GameExt
+      (playerCanOfferDraw)
+    test: tests/sandbox/test_games.py::
+      test_a_draw_offer_with_a_move_needs_two_plies_before_that_move
+- Chat: 1-140 characters of raw text (else 400), room player or spectator; then cleaned:
+  trimmed, blank lines made one space, shouting lowered (castling words aside), one's own
+  @mention made the bare name, cut to 140; a BOT's line with a link, or one cleaned to
+  nothing, is dropped silently.
+    lila: modules/bot/src/main/BotForm.scala; modules/chat/src/main/ChatApi.scala
+      (makeLine, Writer.preprocessUserInput); lila.common.String (isShouting)
+    test: tests/sandbox/test_games.py::test_chat_rooms_limits_and_links,
+      ::test_chat_lines_are_cleaned_as_lila_does, ::test_chat_is_normalised_like_lila
+- The challenges a (re)opened event stream sends first: only those still `created` (not
+  offline), without `compat`; a live challenge event has `compat`, `bot` true only for a
+  BOT recipient.
+    lila: app/controllers/Api.scala (eventStream, createdByDestId);
+      modules/api/src/main/EventStream.scala (challengeCompat)
+    test: tests/sandbox/test_event_stream.py::
+      test_reconnect_resends_ongoing_games_and_pending_challenges,
+      ::test_a_live_challenge_has_compat_for_its_recipient,
+      ::test_a_challenge_gone_offline_is_not_sent_again_on_reconnect;
+      tests/bot/test_lila_e2e.py::
+      test_a_challenge_waiting_before_the_bot_connects_is_accepted_without_compat
 - A real-time challenge unseen for 20 s goes "offline" silently and can still be accepted;
   closing a keepAliveStream only stops its pings.
     lila: modules/challenge/src/main/ChallengeApi.scala (sweep); ChallengeRepo.scala

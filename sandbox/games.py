@@ -44,9 +44,13 @@ LINK_PATTERN = re.compile(
     r"https?://|www\.|\b[\w-]+\.(?:com|org|net|io|me|gg|tv|co|ly|info|xyz|ru|de|uk)\b",
     re.IGNORECASE,
 )
-# Shouting is lowered once a message has this many letters, nearly all capitals.
-SHOUT_MIN_LETTERS = 5
-SHOUT_CAPITAL_SHARE = 0.8
+# lila.common.String `isShouting`: a text at least this long whose first SHOUT_WINDOW_CHARS
+# characters hold more capitals than small letters is lowered (castling words do not count).
+SHOUT_MIN_CHARS = 5
+SHOUT_WINDOW_CHARS = 80
+CASTLING_WORD = re.compile(r"\bO-O(?:-O)?\b")
+# lila ChatApi `Writer.multiline`: two or more newlines in a row become one space.
+BLANK_LINES = re.compile(r"\n\n+")
 
 # Time allowed for the first move, by speed (lila timeForFirstMove), outside and inside
 # tournaments.
@@ -129,6 +133,25 @@ def material(board: chess.Board, color: chess.Color) -> int:
 
 def color_name(color: chess.Color) -> str:
     return "white" if color else "black"
+
+
+def is_shouting(text: str) -> bool:
+    """lila.common.String `isShouting`: more capitals than small letters up front."""
+    if len(text) < SHOUT_MIN_CHARS:
+        return False
+    window = CASTLING_WORD.sub(lambda m: m.group(0).lower(), text)[:SHOUT_WINDOW_CHARS]
+    return sum(c.isupper() for c in window) > sum(c.islower() for c in window)
+
+
+def clean_chat_text(text: str, username: str) -> str:
+    """lila ChatApi `Writer.preprocessUserInput`: trim, lower shouting, blank lines to a
+    space, one's own @mention to the bare name (`removeSelfMention`), at most 140 chars."""
+    out = text.strip()
+    if is_shouting(out):
+        out = out.lower()
+    out = BLANK_LINES.sub(" ", out)
+    out = re.sub(rf"(?i)(?<![\w@#/])@{re.escape(username)}(?![@\w-]|\.\w)", username, out)
+    return out[:MAX_CHAT_LENGTH]
 
 
 class Game:
@@ -269,6 +292,10 @@ class Game:
         except ValueError:
             raise ApiError(400, self._illegal_reason(move)) from None
         accepting = offering_draw is True and (not color) in self.draw_offers
+        # lila BotPlayer.scala `apply`: the offer is judged (and made) before the move is
+        # played, so it needs 2 plies already on the board, not counting this move.
+        offering = bool(offering_draw) and not accepting and self._may_offer_draw(color)
+        offer_ply = self.plies
         self._push(move)
         if self._end_by_rules():
             return
@@ -276,8 +303,8 @@ class Game:
             self._system_message("Draw offer accepted")
             self._finish("draw", None)
             return
-        if offering_draw:
-            self._offer_draw(color)
+        if offering:
+            self._record_draw_offer(color, offer_ply)
         self._schedule_timer()
         self.observer.state_changed(self)
 
@@ -409,7 +436,7 @@ class Game:
     def draw(self, account: Account, yes: bool) -> None:
         """Offer or accept a draw (yes), or decline the opponent's offer (no)."""
         color = self.require_player(account)
-        if not self.playing:
+        if not self.drawable:  # BotPlayer.scala `offerDraw` / `declineDraw`
             return
         if not yes:
             self._decline(self.draw_offers, color, "Draw offer declined")
@@ -427,22 +454,38 @@ class Game:
             self._system_message(message)
             self.observer.state_changed(self)
 
-    def _offer_draw(self, color: chess.Color) -> bool:
+    @property
+    def drawable(self) -> bool:
+        """lila Game.scala `drawable`: playing, past the abortable plies, and not held back
+        by the noEarlyDraw rule (60 plies)."""
+        return (self.playing and self.plies >= 2
+                and not ("noEarlyDraw" in self.rules
+                         and self.plies < DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW))
+
+    def _may_offer_draw(self, color: chess.Color) -> bool:
+        """lila GameExt `playerCanOfferDraw`: from ply 2 (60 under noEarlyDraw), not while
+        already offering, and one offer per 20 plies; on either player's turn."""
         last = self.last_draw_offer_ply.get(color)
         min_plies = (DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW if "noEarlyDraw" in self.rules
                      else DRAW_OFFER_MIN_PLIES)
-        if (self.plies < min_plies or color in self.draw_offers
-                or (last is not None and self.plies - last < DRAW_OFFER_INTERVAL_PLIES)):
+        return not (self.plies < min_plies or color in self.draw_offers
+                    or (last is not None and self.plies - last < DRAW_OFFER_INTERVAL_PLIES))
+
+    def _offer_draw(self, color: chess.Color) -> bool:
+        if not self._may_offer_draw(color):
             return False
-        self.draw_offers.add(color)
-        self.last_draw_offer_ply[color] = self.plies
-        self._system_message(f"{color_name(color).capitalize()} offers draw")
+        self._record_draw_offer(color, self.plies)
         return True
+
+    def _record_draw_offer(self, color: chess.Color, ply: int) -> None:
+        self.draw_offers.add(color)
+        self.last_draw_offer_ply[color] = ply
+        self._system_message(f"{color_name(color).capitalize()} offers draw")
 
     def takeback(self, account: Account, yes: bool) -> None:
         """Propose or accept a takeback (yes), or decline the opponent's proposal (no)."""
         color = self.require_player(account)
-        if not self.playing:
+        if not self.playing or not self.takebacks_allowed:
             return
         if not yes:
             self._decline(self.takeback_offers, color, "Takeback declined")
@@ -471,6 +514,14 @@ class Game:
             self.takeback_offers.add(color)
             self._system_message("Takeback sent")
             self.observer.state_changed(self)
+
+    @property
+    def takebacks_allowed(self) -> bool:
+        """lila Takebacker.scala `isAllowedByPrefs`: both players' takeback preference must
+        allow it, and a BOT's is always NEVER (modules/pref/src/main/PrefApi.scala `setBot`).
+        So no takeback is ever proposed or granted in a game with a BOT; the request is
+        still answered 200 (BotPlayer.scala `setTakeback` tells the round and returns)."""
+        return not any(player.bot for player in self.players.values())
 
     def add_time(self, account: Account, seconds: int) -> None:
         """Give the opponent more time on the clock."""
@@ -517,7 +568,9 @@ class Game:
         the reply is OK); on the opponent's turn the claim wins if the opponent is long gone
         (RoundAsyncActor `ResignForce`: a draw if we cannot mate), else it is refused."""
         color = self.require_player(account)
-        if not self.playing or self.clock is None or self.turn == color \
+        # Game.scala `forceResignable`: resignable (past the abortable plies), with a clock,
+        # not under noClaimWin.
+        if not self.playing or self.plies < 2 or self.clock is None or self.turn == color \
                 or "noClaimWin" in self.rules:
             return
         if not self.long_gone(not color):
@@ -527,9 +580,10 @@ class Game:
 
     def claim_draw(self, account: Account) -> None:
         """lila BotPlayer.scala `claimDraw`: `pov.game.drawable.so`, then `DrawForce`: a draw
-        if the opponent is long gone, else refused. Nothing happens in a finished game."""
+        if the opponent is long gone, else refused. Nothing happens (200) in a game that is
+        not `drawable`: finished, still abortable, or under noEarlyDraw."""
         color = self.require_player(account)
-        if not self.playing:
+        if not self.drawable:
             return
         if self.clock is None or not self.long_gone(not color):
             raise ApiError(400, "You cannot claim draw on this game")
@@ -538,24 +592,24 @@ class Game:
     # --- chat ----------------------------------------------------------------------------
 
     def say(self, account: Account, room: str, text: str) -> None:
-        """Post to a chat room; a message with a link is silently dropped, as on lichess."""
-        if room not in ("player", "spectator"):
-            raise form_error("room", "Invalid value: use player or spectator")
-        # lila's normalisation: blank lines collapsed, one's own @mention removed.
-        text = re.sub(r"\n\s*\n+", "\n", text)
-        text = re.sub(rf"@{re.escape(account.username)}\b", "", text, flags=re.IGNORECASE)
-        text = text.strip()
-        if not text:
+        """Post to a chat room as lila does (modules/bot/src/main/BotForm.scala, then
+        modules/chat/src/main/ChatApi.scala `makeLine` and `Writer.preprocessUserInput`).
+
+        The form wants 1-140 characters of raw text and a room of player or spectator (else
+        400). The text is then cleaned, not refused: trimmed, runs of blank lines made one
+        space, shouting lowered, one's own @mention made a plain name, cut to 140; a BOT's
+        line with a link, or a line that cleans down to nothing, is dropped silently (200).
+        """
+        if not text.strip():  # Play's nonEmptyText trims
             raise form_error("text", "This field is required")
         if len(text) > MAX_CHAT_LENGTH:
             raise form_error("text", f"Maximum length is {MAX_CHAT_LENGTH}")
-        if LINK_PATTERN.search(text):
+        if room not in ("player", "spectator"):
+            raise form_error("room", "Invalid value: use player or spectator")
+        cleaned = clean_chat_text(text, account.username)
+        if not cleaned or (account.bot and LINK_PATTERN.search(cleaned)):
             return
-        letters = [c for c in text if c.isalpha()]
-        capitals = sum(c.isupper() for c in letters)
-        if len(letters) >= SHOUT_MIN_LETTERS and capitals >= SHOUT_CAPITAL_SHARE * len(letters):
-            text = text.lower()
-        self._add_chat(ChatLine(room, account.username, text))
+        self._add_chat(ChatLine(room, account.username, cleaned))
 
     def _system_message(self, text: str) -> None:
         self._add_chat(ChatLine("player", "lichess", text))

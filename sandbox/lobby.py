@@ -108,9 +108,8 @@ class Lobby:
         log.info("challenge %s: %s -> %s, %s %s%s", challenge.id, challenge.challenger.username,
                  challenge.dest.username, request.variant, request.time_control.describe(),
                  ", rated" if request.rated else "")
-        event = self.challenge_event(challenge)
-        self.hub.send_event(challenge.dest.id, event)
-        self.hub.send_event(challenge.challenger.id, event)
+        for account in (challenge.dest, challenge.challenger):
+            self.hub.send_event(account.id, self.challenge_event(challenge, account))
         if not request.keep_alive_stream:
             self.unseen(challenge)
         return challenge
@@ -159,11 +158,16 @@ class Lobby:
         return self._register(Challenge(challenger=account, dest=opponent, request=request,
                                         id=game.id, rematch_of=game.id))
 
-    def challenge_event(self, challenge: Challenge) -> Event:
-        compat = {"bot": challenge.request.time_control.speed != "ultraBullet",
-                  "board": challenge.request.time_control.speed != "ultraBullet"}
-        return {"type": "challenge", "challenge": self.challenge_json(challenge),
-                "compat": compat}
+    def challenge_event(self, challenge: Challenge, recipient: Account | None = None) -> Event:
+        """A new challenge as the event stream sends it: with `compat` for a live event,
+        where `bot` is false unless the recipient is a BOT (lila modules/api/src/main/
+        EventStream.scala `challengeCompat`); without `compat` when `recipient` is None, as
+        in the challenges a (re)opened stream sends first."""
+        event: Event = {"type": "challenge", "challenge": self.challenge_json(challenge)}
+        if recipient is not None:
+            playable = challenge.request.time_control.speed != "ultraBullet"
+            event["compat"] = {"bot": recipient.bot and playable, "board": playable}
+        return event
 
     def challenge_json(self, challenge: Challenge, direction: str | None = None) -> Event:
         return challenge.json(self.base_url(), direction, self.hub.online())
@@ -411,12 +415,14 @@ class Lobby:
     # --- event stream --------------------------------------------------------------------
 
     def event_stream_backlog(self, account: Account) -> list[Event]:
-        """What a (re)opened event stream sends first: ongoing games, then challenges."""
+        """What a (re)opened event stream sends first: ongoing games, then the challenges to
+        the account still `created` (not those gone offline), without `compat`: lila
+        app/controllers/Api.scala `eventStream` (`createdByDestId`) and EventStream.scala."""
         events: list[Event] = [
             {"type": "gameStart", "game": game_event_info_json(game, color)}
             for game, color in self.ongoing(account)]
         events.extend(self.challenge_event(c) for c in self.pending_for(account)
-                      if c.dest.id == account.id)
+                      if c.dest.id == account.id and c.status == "created")
         return events
 
     def full(self, game: Game) -> Event:

@@ -145,3 +145,20 @@ async def test_an_anonymous_challenge_is_judged_like_any_other(
             assert (answered(anon) or "").lower() == expect
             if expect == "accepted":
                 server.end_game(anon.id, "draw")
+
+
+async def test_a_challenge_waiting_before_the_bot_connects_is_accepted_without_compat(
+        tmp_path: Path) -> None:
+    """lila EventStream.scala sends the challenges waiting when the stream opens without
+    `compat` (Api.scala `eventStream`, `createdByDestId`): the bot takes them as playable."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.5) as server:
+        server.add_account("early", bot=False)
+        token = server.add_account(BOT, bot=True)
+        early = server.lobby.challenges[await server.challenge("early", BOT, 180, 2)]
+        first = server.lobby.event_stream_backlog(server.account(BOT))
+        assert [e["type"] for e in first] == ["challenge"] and "compat" not in first[0]
+        async with running_bot(server, make_config(tmp_path), token=token):
+            await wait_for(lambda: answered(early) is not None)
+            assert answered(early) == "accepted"
+            server.end_game(early.id, "draw")

@@ -57,6 +57,33 @@ async def test_reconnect_resends_ongoing_games_and_pending_challenges(duel: Duel
             assert challenge["type"] == "challenge"
             assert challenge["challenge"]["id"] == pending
             assert "direction" not in challenge["challenge"]
+            # lila EventStream.scala: the challenges sent first carry no `compat`.
+            assert "compat" not in challenge
+
+
+async def test_a_live_challenge_has_compat_for_its_recipient(duel: Duel) -> None:
+    """lila EventStream.scala `challengeCompat`: `bot` only for a BOT listening."""
+    async with duel.bot.stream("/api/stream/event") as bot_events, \
+            duel.human.stream("/api/stream/event") as human_events:
+        await duel.human.post("/api/challenge/bot1", data={
+            "clock.limit": "300", "clock.increment": "0"})
+        to_bot = await bot_events.until("challenge")
+        echoed = await human_events.until("challenge")
+    assert to_bot["compat"] == {"bot": True, "board": True}
+    assert echoed["compat"] == {"bot": False, "board": True}
+
+
+async def test_a_challenge_gone_offline_is_not_sent_again_on_reconnect(
+        sandbox: SandboxServer, duel: Duel) -> None:
+    """lila app/controllers/Api.scala `eventStream` sends `createdByDestId` only."""
+    pending = (await duel.human.post("/api/challenge/bot1", data={
+        "clock.limit": "300", "clock.increment": "3"})).json()["id"]
+    sandbox.lobby.expire_challenge(pending)
+    async with duel.bot.stream("/api/stream/event") as stream:
+        sent = await duel.human.post("/api/challenge/bot1", data={
+            "clock.limit": "60", "clock.increment": "0"})
+        first = await stream.until("challenge")
+    assert first["challenge"]["id"] == sent.json()["id"]
 
 
 async def test_outgoing_challenges_are_echoed_on_the_challengers_stream(duel: Duel) -> None:

@@ -179,6 +179,27 @@ async def test_draw_offers(duel: Duel) -> None:
     assert {"user": "lichess", "text": "Draw offer accepted"} in chat
 
 
+async def test_a_draw_offer_with_a_move_needs_two_plies_before_that_move(duel: Duel) -> None:
+    """lila BotPlayer.scala `apply` offers before the move: at ply 1 it is too early."""
+    game_id = await duel.start_game(bot_color="black")
+    await duel.move(game_id, "e2e4")
+    await duel.move(game_id, "e7e5", offering_draw=True)
+    assert not duel.sandbox.game(game_id).draw_offers
+    await duel.move(game_id, "g1f3", offering_draw=True)
+    assert duel.sandbox.game(game_id).draw_offers == {chess.WHITE}
+
+
+async def test_claims_do_nothing_while_the_game_can_be_aborted(
+        duel: Duel, clock: ManualClock) -> None:
+    """lila BotPlayer.scala: claimVictory needs `forceResignable`, claimDraw `drawable`;
+    neither holds before both sides have moved, so both answer 200 and change nothing."""
+    game_id = await duel.start_game(bot_color="black")
+    await duel.move(game_id, "e2e4")
+    for claim in ("claim-victory", "claim-draw"):
+        assert (await duel.bot.post(f"/api/bot/game/{game_id}/{claim}")).status == 200
+    assert duel.sandbox.game_record(game_id).status == "started"
+
+
 async def test_a_move_made_while_offered_a_draw_declines_it(duel: Duel) -> None:
     game_id = await duel.start_game(bot_color="white")
     await duel.play(game_id, "e2e4 e7e5")
@@ -188,23 +209,53 @@ async def test_a_move_made_while_offered_a_draw_declines_it(duel: Duel) -> None:
     assert not duel.sandbox.game(game_id).draw_offers
 
 
-async def test_takeback_rewinds_to_the_proposers_turn(duel: Duel) -> None:
+async def test_takeback_rewinds_to_the_proposers_turn(
+        sandbox: SandboxServer, client: Client) -> None:
+    # Between two people: with a BOT in the game no takeback is possible (the next test).
+    white = client(sandbox.add_account("human2", bot=False))
+    black = client(sandbox.add_account("human3", bot=False))
+    reply = await white.post("/api/challenge/human3", data={
+        "color": "white", "clock.limit": "180", "clock.increment": "2"})
+    game_id = reply.json()["id"]
+    assert (await black.post(f"/api/challenge/{game_id}/accept")).status == 200
+    board = f"/api/board/game/{game_id}"
+
+    async def play(player: SpecClient, uci: str) -> None:
+        assert (await player.post(f"{board}/move/{uci}")).status == 200
+
+    await play(white, "e2e4")
+    await play(black, "e7e5")
+    await play(white, "g1f3")
+    assert (await black.post(f"{board}/takeback/yes")).status == 200
+    assert sandbox.game(game_id).takeback_offers
+    assert (await white.post(f"{board}/takeback/yes")).status == 200
+    assert sandbox.game_record(game_id).moves == ("e2e4",)
+    # Nothing to take back yet for black: no proposal.
+    await black.post(f"{board}/takeback/yes")
+    assert not sandbox.game(game_id).takeback_offers
+    await play(black, "c7c5")
+    await black.post(f"{board}/takeback/yes")
+    await white.post(f"{board}/takeback/no")
+    assert sandbox.game_record(game_id).moves == ("e2e4", "c7c5")
+    texts = [line.text for line in sandbox.game_record(game_id).chat]
+    assert texts == ["Takeback sent", "Takeback accepted", "Takeback sent", "Takeback declined"]
+
+
+async def test_no_takeback_in_a_game_with_a_bot(duel: Duel) -> None:
+    """lila Takebacker.scala `isAllowedByPrefs` with PrefApi.scala `setBot` (takeback NEVER):
+    a proposal from either side is answered 200 and does nothing."""
     game_id = await duel.start_game(bot_color="white")
     await duel.play(game_id, "e2e4 e7e5 g1f3")
-    assert (await duel.human.post(f"/api/board/game/{game_id}/takeback/yes")).status == 200
-    assert duel.sandbox.game(game_id).takeback_offers
-    assert (await duel.bot.post(f"/api/bot/game/{game_id}/takeback/yes")).status == 200
-    record = duel.sandbox.game_record(game_id)
-    assert record.moves == ("e2e4",)
-    # Nothing to take back yet for black: no proposal.
-    await duel.human.post(f"/api/board/game/{game_id}/takeback/yes")
+    async with duel.bot.stream(f"/api/bot/game/stream/{game_id}") as stream:
+        await stream.next()
+        assert (await duel.human.post(f"/api/board/game/{game_id}/takeback/yes")).status == 200
+        assert (await duel.bot.post(f"/api/bot/game/{game_id}/takeback/yes")).status == 200
+        await duel.move(game_id, "b8c6")
+        state = await stream.until("gameState")
+    assert "btakeback" not in state and "wtakeback" not in state
+    assert state["moves"] == "e2e4 e7e5 g1f3 b8c6"
     assert not duel.sandbox.game(game_id).takeback_offers
-    await duel.move(game_id, "c7c5")
-    await duel.human.post(f"/api/board/game/{game_id}/takeback/yes")
-    await duel.bot.post(f"/api/bot/game/{game_id}/takeback/no")
-    assert duel.sandbox.game_record(game_id).moves == ("e2e4", "c7c5")
-    texts = [line.text for line in duel.sandbox.game_record(game_id).chat]
-    assert texts == ["Takeback sent", "Takeback accepted", "Takeback sent", "Takeback declined"]
+    assert duel.sandbox.game_record(game_id).chat == ()
 
 
 async def test_chat_rooms_limits_and_links(duel: Duel) -> None:
@@ -237,6 +288,22 @@ async def test_chat_rooms_limits_and_links(duel: Duel) -> None:
     assert history == [{"user": "bot1", "text": "gl hf"},
                        {"user": "human1", "text": "thanks a lot"},
                        {"user": "bot1", "text": "x" * 140}]
+
+
+async def test_chat_lines_are_cleaned_as_lila_does(duel: Duel) -> None:
+    """lila ChatApi.scala `Writer.preprocessUserInput`: trimmed, blank lines made one space
+    (a single newline stays), one's own @mention made the bare name, shouting lowered
+    (castling words do not count); a line that cleans down to nothing is dropped (200)."""
+    game_id = await duel.start_game(bot_color="white")
+    path = f"/api/bot/game/{game_id}/chat"
+    sent = ["  gl\n\n\nhf  ", "one\ntwo", "hi @bot1, and @bot1x", "PV 1. O-O O-O 2. Re1 Nc6",
+            "GOOD LUCK", "ok"]
+    for text in sent:
+        reply = await duel.bot.post(path, data={"room": "player", "text": text})
+        assert reply.status == 200, reply.text
+    history = [line["text"] for line in (await duel.bot.get(path)).json()]
+    assert history == ["gl hf", "one\ntwo", "hi bot1, and @bot1x", "PV 1. O-O O-O 2. Re1 Nc6",
+                       "good luck", "ok"]
 
 
 @contextlib.asynccontextmanager
@@ -416,10 +483,12 @@ async def test_challenge_rules_no_abort_no_early_draw_no_claim_win(
 
 
 async def test_chat_is_normalised_like_lila(duel: Duel) -> None:
+    # lila ChatApi.scala `removeSelfMention` keeps the name (without the @) and `multiline`
+    # makes blank lines one space.
     game_id = await duel.start_game()
     await duel.bot.post(f"/api/bot/game/{game_id}/chat", data={
         "room": "player", "text": "hi @Bot1 and @human1\n\n\nbye"})
-    assert duel.sandbox.game_record(game_id).chat[-1].text == "hi  and @human1\nbye"
+    assert duel.sandbox.game_record(game_id).chat[-1].text == "hi bot1 and @human1 bye"
 
 
 async def test_ultrabullet_games_cannot_be_played_through_the_apis(
