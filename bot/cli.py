@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import importlib.metadata
 import platform
-import shlex
 import shutil
 import sys
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from bot.ops.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config, parse_url
 from bot.ops.token import Token, TokenError, resolve_token
+from sandbox import cli as sandbox_cli
 
 
 class ExitCode(IntEnum):
@@ -122,20 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Run the sandbox server until Ctrl-C. It prints its URL and the tokens of its "
         "accounts; point `kibitz play --url URL` at it with LICHESS_BOT_TOKEN set to the "
         "bot account's token.")
-    sandbox.add_argument("--host", default="127.0.0.1",
-                         help="address to listen on (default: %(default)s)")
-    sandbox.add_argument("--port", type=_port, default=8080,
-                         help="port to listen on; 0 picks a free one (default: %(default)s)")
-    sandbox.add_argument("--engine", metavar="COMMAND",
-                         help="UCI engine command for the sandbox opponent, e.g. "
-                              "fairy-stockfish for the variants (default: random moves)")
-    sandbox.add_argument("--challenge", metavar="MIN+INC[:VARIANT]",
-                         help="have the opponent challenge the bot account again and again "
-                              "with this time control and Lichess variant key, e.g. 3+2 or "
-                              "1+1:crazyhouse")
-    sandbox.add_argument("--fault", action="append", default=[], metavar="SPEC",
-                         help="inject a fault (repeatable), e.g. status=503,path=/api/stream/"
-                              "event,count=2 or drop=event,every=30")
+    sandbox_cli.add_arguments(sandbox)
     _add_log_level(sandbox)
     sandbox.set_defaults(run=cmd_sandbox)
 
@@ -186,16 +173,6 @@ def _clock(text: str) -> str:
     except DemoError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a port number, got {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a port number 0-65535, got {port}")
-    return port
 
 
 # --- shared steps -------------------------------------------------------------------
@@ -255,14 +232,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
     from bot.ops.logs import setup_logging
-    from sandbox.server import run_sandbox
 
     setup_logging(args.log_level or "info")
     try:
-        asyncio.run(run_sandbox(host=args.host, port=args.port, faults=args.fault,
-                                engine=shlex.split(args.engine) if args.engine else None,
-                                challenge=args.challenge))
-    except ValueError as error:  # a bad --fault or --challenge, found before it serves
+        asyncio.run(sandbox_cli.SandboxOptions.from_args(args).serve())
+    except ValueError as error:  # a bad option, or an engine that cannot start
         _error(str(error))
         return ExitCode.USAGE
     except OSError as error:  # the port is taken, or the address is not ours to bind

@@ -5,7 +5,8 @@ stream and game export, as the official OpenAPI spec describes them and as lila 
 where the spec is silent (error bodies, limits, clocks, castling notation, stream rules).
 
 Modules, one job each:
-    server      SandboxServer (in-process use by tests), run_sandbox and `python -m sandbox`
+    server      SandboxServer (in-process use by tests) and run_sandbox
+    cli         the one command line of `kibitz sandbox` and `python -m sandbox`
     routes      the HTTP handlers and the error/fault middleware
     lobby       challenges, pairing, results, presence (opponentGone), end-of-game quirks
     games       one game: board, moves, offers, chat, timers and every way it ends

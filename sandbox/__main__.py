@@ -1,6 +1,6 @@
-"""`python -m sandbox [--port N]`: run the sandbox standalone."""
+"""`python -m sandbox`: run the sandbox standalone (the options of `kibitz sandbox`)."""
 
-from sandbox.server import main
+from sandbox.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

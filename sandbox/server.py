@@ -38,9 +38,7 @@ import asyncio
 import contextlib
 import logging
 import random
-import shlex
 import signal
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -375,6 +373,7 @@ async def run_sandbox(
     challenge: str | None = None,
     faults: Sequence[str] = (),
     quirks: Sequence[str] = (),
+    opponent: bool = True,
     print_line: Callable[[str], None] | None = None,
 ) -> None:
     """Run the sandbox until cancelled, with a bot account and a human sparring partner.
@@ -382,7 +381,8 @@ async def run_sandbox(
     Prints `url: <URL>` and one `token: <username> <token> <bot|human>` line per account.
     The human account is played by the built-in opponent (random moves, or `engine`); it
     accepts every challenge, and with `challenge` ("<minutes>+<increment>[:<variant>]", e.g.
-    "3+2" or "1+1:crazyhouse") it also challenges the bot account again and again.
+    "3+2" or "1+1:crazyhouse") it also challenges the bot account again and again. With
+    `opponent` False nobody plays it: a person or another client uses its token.
     """
     emit = print_line or (lambda line: print(line, flush=True))
     parsed = [parse_fault(spec) for spec in faults]
@@ -398,8 +398,11 @@ async def run_sandbox(
         server.add_account(DEFAULT_HUMAN, bot=False)
         for fault in parsed:
             server.add_fault(fault)
-        await server.start_opponent(DEFAULT_HUMAN, engine=engine, challenge=spec,
-                                    greeting="Good luck, have fun")
+        if opponent:
+            await server.start_opponent(DEFAULT_HUMAN, engine=engine, challenge=spec,
+                                        greeting="Good luck, have fun")
+        else:
+            log.info("the human account %s is free: play it with its token", DEFAULT_HUMAN)
         emit(f"url: {url}")
         for account in server.lobby.accounts.all():
             emit(f"token: {account.username} {account.token} "
@@ -452,48 +455,3 @@ def _challenge_spec(text: str, target: str) -> ChallengeSpec:
     except ApiError as exc:
         raise ValueError(f"challenge {text!r}: {exc.message}") from None
     return spec
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m sandbox`: run the sandbox standalone."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m sandbox",
-                                     description="Run a local Lichess-compatible server.")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (loopback)")
-    parser.add_argument("--port", type=int, default=8080, help="port (0 picks a free one)")
-    parser.add_argument("--keepalive", type=float, default=6.0,
-                        help="seconds between keep-alive lines on streams")
-    parser.add_argument("--engine", help="UCI engine command for the opponent "
-                        "(default: random moves)")
-    parser.add_argument("--challenge", metavar="MIN+INC[:VARIANT]",
-                        help="have the opponent challenge the bot with this time control "
-                        "(and Lichess variant key, e.g. 1+1:atomic)")
-    parser.add_argument("--fault", action="append", default=[],
-                        help="inject a fault, e.g. status=503,path=/api/stream/event,count=2 "
-                        "or ratelimit=html,path=/api/bot/game/*/move/* or drop=event,every=30")
-    parser.add_argument("--quirk", action="append", default=[], choices=QUIRK_NAMES,
-                        help="reproduce an odd lichess behaviour on game streams")
-    args = parser.parse_args(argv)
-    try:
-        for spec in args.fault:
-            parse_fault(spec)
-        if args.challenge:
-            _challenge_spec(args.challenge, DEFAULT_BOT)
-    except ValueError as exc:
-        parser.error(str(exc))
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    engine = shlex.split(args.engine) if args.engine else None
-    try:
-        asyncio.run(run_sandbox(args.host, args.port, keepalive_s=args.keepalive,
-                                engine=engine, challenge=args.challenge, faults=args.fault,
-                                quirks=args.quirk))
-    except ValueError as exc:  # e.g. an engine that cannot start
-        parser.error(str(exc))
-    except OSError as exc:  # the address is taken or not ours
-        print(f"{parser.prog}: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:  # Ctrl-C is how it stops
-        pass
-    return 0

@@ -107,3 +107,57 @@ async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
         await blocker.wait_closed()
     assert process.returncode == 1
     assert f"cannot serve on 127.0.0.1:{port}".encode() in stderr
+
+
+def test_both_command_lines_take_the_same_options() -> None:
+    """`kibitz sandbox` and `python -m sandbox` are one parser (sandbox/cli.py)."""
+    import argparse
+
+    from sandbox.cli import SandboxOptions, add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--port", "0", "--keepalive", "1.5", "--quirk",
+                              "split_final_state", "--no-opponent"])
+    options = SandboxOptions.from_args(args)
+    assert (options.port, options.keepalive_s, options.quirks, options.opponent) == (
+        0, 1.5, ("split_final_state",), False)
+    with pytest.raises(ValueError, match="--no-opponent"):
+        SandboxOptions.from_args(parser.parse_args(["--no-opponent", "--challenge", "1+0"]))
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--keepalive", "0"])
+
+
+async def test_with_no_opponent_nobody_plays_the_human_account() -> None:
+    lines: list[str] = []
+    printed = asyncio.Event()
+
+    def print_line(line: str) -> None:
+        lines.append(line)
+        if len(lines) == 3:
+            printed.set()
+
+    task = asyncio.create_task(run_sandbox("127.0.0.1", 0, keepalive_s=0.2, opponent=False,
+                                           print_line=print_line))
+    try:
+        await asyncio.wait_for(printed.wait(), 5)
+        url = lines[0].removeprefix("url: ")
+        tokens = {line.split()[1]: line.split()[2] for line in lines[1:]}
+        bot = {"Authorization": f"Bearer {tokens['kibitz']}"}
+        async with aiohttp.ClientSession(headers=bot) as session:
+            async with session.post(url + "/api/challenge/sparring", data={
+                    "clock.limit": "60", "clock.increment": "0"}) as reply:
+                challenge_id = (await reply.json())["id"]
+            async with session.get(url + "/api/users/status?ids=sparring") as reply:
+                assert (await reply.json())[0].get("online", False) is False
+            # Nobody answers the challenge until the human account's own client does.
+            async with session.get(url + f"/api/challenge/{challenge_id}/show") as reply:
+                assert (await reply.json())["status"] == "created"
+        human = {"Authorization": f"Bearer {tokens['sparring']}"}
+        async with aiohttp.ClientSession(headers=human) as session, session.post(
+                url + f"/api/challenge/{challenge_id}/accept") as reply:
+            assert reply.status == 200
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
