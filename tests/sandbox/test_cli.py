@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import sys
+from typing import Any
 
 import aiohttp
 import pytest
@@ -13,7 +14,8 @@ import pytest
 from sandbox.server import _challenge_spec, run_sandbox
 
 
-async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
+async def started_sandbox(**options: Any) -> tuple[asyncio.Task[None], list[str]]:
+    """run_sandbox on a free port, once it has printed its URL and two tokens."""
     lines: list[str] = []
     printed = asyncio.Event()
 
@@ -22,10 +24,15 @@ async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
         if len(lines) == 3:
             printed.set()
 
-    task = asyncio.create_task(run_sandbox("127.0.0.1", 0, keepalive_s=0.2, challenge="1+0",
-                                           print_line=print_line))
+    task = asyncio.create_task(run_sandbox("127.0.0.1", 0, keepalive_s=0.2,
+                                           print_line=print_line, **options))
+    await asyncio.wait_for(printed.wait(), 5)
+    return task, lines
+
+
+async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
+    task, lines = await started_sandbox(challenge="1+0")
     try:
-        await asyncio.wait_for(printed.wait(), 5)
         url = lines[0].removeprefix("url: ")
         assert lines[0].startswith("url: http://127.0.0.1:")
         tokens = {line.split()[1]: line.split()[2:] for line in lines[1:]}
@@ -129,18 +136,8 @@ def test_both_command_lines_take_the_same_options() -> None:
 
 
 async def test_with_no_opponent_nobody_plays_the_human_account() -> None:
-    lines: list[str] = []
-    printed = asyncio.Event()
-
-    def print_line(line: str) -> None:
-        lines.append(line)
-        if len(lines) == 3:
-            printed.set()
-
-    task = asyncio.create_task(run_sandbox("127.0.0.1", 0, keepalive_s=0.2, opponent=False,
-                                           print_line=print_line))
+    task, lines = await started_sandbox(opponent=False)
     try:
-        await asyncio.wait_for(printed.wait(), 5)
         url = lines[0].removeprefix("url: ")
         tokens = {line.split()[1]: line.split()[2] for line in lines[1:]}
         bot = {"Authorization": f"Bearer {tokens['kibitz']}"}
