@@ -105,6 +105,15 @@ as a table of behaviour, lila source and test:
       modules/bot/src/main/GameStateStream.scala
     test: tests/sandbox/test_challenges.py::test_an_anonymous_challenger_is_null;
       tests/bot/test_lila_e2e.py::test_an_anonymous_challenge_is_judged_like_any_other
+- `GET /api/users/status`: the first 100 ids, unknown ones left out, `online` and `playing`
+  only when true, no ids a 400 "No user ids provided".
+    lila: app/controllers/Api.scala (usersStatus)
+    test: tests/sandbox/test_accounts.py::test_public_profiles_and_statuses
+- `GET /game/export/{id}` as JSON: `fullId` for a player asking with their token,
+  `provisional`, `moves` unless moves=false, `pgn` with pgnInJson=true.
+    lila: modules/api/src/main/GameApiV2.scala (toJson)
+    test: tests/sandbox/test_games.py::test_export_gives_pgn_and_json;
+      tests/bot/test_berserk_e2e.py (berserk plays the free human account against the bot)
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

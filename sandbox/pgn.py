@@ -10,6 +10,7 @@ from typing import Any
 import chess
 import chess.pgn
 
+from sandbox.accounts import Account
 from sandbox.games import Game, color_name
 from sandbox.timecontrol import VARIANTS, variant_board
 
@@ -26,6 +27,7 @@ class ExportOptions:
     moves: bool = True
     tags: bool = True
     clocks: bool = False
+    pgn_in_json: bool = False
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> ExportOptions:
@@ -34,7 +36,7 @@ class ExportOptions:
             return default if raw is None else raw.lower() in ("true", "1", "yes")
 
         return cls(moves=flag("moves", True), tags=flag("tags", True),
-                   clocks=flag("clocks", False))
+                   clocks=flag("clocks", False), pgn_in_json=flag("pgnInJson", False))
 
 
 def result(game: Game) -> str:
@@ -95,8 +97,12 @@ def export(game: Game, base_url: str, options: ExportOptions) -> str:
     return text + "\n\n\n"
 
 
-def game_json(game: Game, base_url: str) -> dict[str, Any]:
-    """schemas/GameJson.yaml."""
+def game_json(game: Game, base_url: str, options: ExportOptions | None = None,
+              requester: Account | None = None) -> dict[str, Any]:
+    """schemas/GameJson.yaml, as lila modules/api/src/main/GameApiV2.scala `toJson` makes
+    it: `fullId` for a player asking with their token, `provisional` ratings, `moves`
+    unless moves=false, `pgn` with pgnInJson=true."""
+    options = options or ExportOptions()
     start = variant_board(game.variant, game.initial_fen)
     body: dict[str, Any] = {
         "id": game.id,
@@ -114,11 +120,18 @@ def game_json(game: Game, base_url: str) -> dict[str, Any]:
                          **({"title": account.title} if account.title else {})},
                 "rating": game.ratings_before[color],
                 **({"ratingDiff": game.rating_diffs[color]} if game.rating_diffs else {}),
+                **({"provisional": True} if account.provisional(game.perf) else {}),
             }
             for color, account in game.players.items()
         },
-        "moves": _san_moves(start, game),
     }
+    mine = None if requester is None else game.color_of(requester)
+    if mine is not None:
+        body["fullId"] = game.full_id(mine)
+    if options.moves:
+        body["moves"] = _san_moves(start, game)
+    if options.pgn_in_json:
+        body["pgn"] = export(game, base_url, options)
     if game.initial_fen:
         body["initialFen"] = game.initial_fen
     if game.winner is not None:

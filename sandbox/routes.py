@@ -227,16 +227,19 @@ class Api:
         return json_response(user_extended_json(account, self.lobby.base_url(), playing))
 
     async def users_status(self, request: web.Request) -> web.StreamResponse:
+        """lila app/controllers/Api.scala `usersStatus`: the first 100 ids, unknown ones left
+        out, none at all a 400; `online` and `playing` only when true (lila's `add` of a
+        Boolean leaves a false one out)."""
         ids = [i.strip() for i in request.query.get("ids", "").split(",") if i.strip()]
         if not ids:
-            raise form_error("ids", "This field is required")
-        if len(ids) > MAX_STATUS_IDS:
-            raise form_error("ids", f"At most {MAX_STATUS_IDS} ids")
+            raise ApiError(400, "No user ids provided")
         online = self.lobby.hub.online()
-        found = [a for a in map(self.lobby.accounts.by_name, ids) if a is not None]
+        found = [a for a in map(self.lobby.accounts.by_name, ids[:MAX_STATUS_IDS])
+                 if a is not None]
         return json_response([
             {"id": a.id, "name": a.username, **({"title": a.title} if a.title else {}),
-             "online": a.id in online, "playing": bool(self.lobby.ongoing(a))}
+             **({"online": True} if a.id in online else {}),
+             **({"playing": True} if self.lobby.ongoing(a) else {})}
             for a in found])
 
     # --- event stream ----------------------------------------------------------------------
@@ -397,8 +400,11 @@ class Api:
 
     async def export(self, request: web.Request) -> web.StreamResponse:
         game = self.lobby.find_game(request.match_info["id"])
-        if "application/json" in request.headers.get("Accept", ""):
-            return json_response(pgn.game_json(game, self.lobby.base_url()))
         options = pgn.ExportOptions.from_query(request.query)
+        if "application/json" in request.headers.get("Accept", ""):
+            owner = self._token_owner(request)
+            requester = None if owner is None else self.lobby.accounts.by_name(owner)
+            return json_response(pgn.game_json(game, self.lobby.base_url(), options,
+                                               requester))
         return web.Response(text=pgn.export(game, self.lobby.base_url(), options),
                             content_type="application/x-chess-pgn")

@@ -139,7 +139,12 @@ async def test_public_profiles_and_statuses(sandbox: SandboxServer, client: Clie
     await duel.start_game()
     async with duel.bot.stream("/api/stream/event"):
         statuses = (await anyone.get("/api/users/status?ids=bot1,human1,nobody")).json()
+    # lila Api.scala `usersStatus`: a false flag is left out, unknown ids too.
     assert statuses == [
         {"id": "bot1", "name": "bot1", "title": "BOT", "online": True, "playing": True},
-        {"id": "human1", "name": "human1", "online": False, "playing": True}]
-    assert (await anyone.get("/api/users/status")).status == 400
+        {"id": "human1", "name": "human1", "playing": True}]
+    missing = await anyone.get("/api/users/status")
+    assert (missing.status, missing.json()) == (400, {"error": "No user ids provided"})
+    # Only the first 100 ids are looked at; more is no error.
+    many = await anyone.get("/api/users/status?ids=" + ",".join(["nobody"] * 100 + ["bot1"]))
+    assert (many.status, many.json()) == (200, [])

@@ -416,6 +416,15 @@ async def test_export_gives_pgn_and_json(duel: Duel) -> None:
     body = (await duel.bot.get(f"/game/export/{game_id}",
                                headers={"Accept": "application/json"})).json()
     assert (body["status"], body["winner"], body["moves"]) == ("mate", "black", "f3 e5 g4 Qh4#")
+    # lila GameApiV2.scala `toJson`: a player asking gets their fullId; new ratings are
+    # provisional; pgnInJson adds the PGN, moves=false leaves the moves out.
+    assert body["fullId"] == duel.sandbox.game(game_id).full_id(chess.WHITE)
+    assert body["players"]["white"]["provisional"] is True
+    assert "pgn" not in body
+    more = (await duel.human.get(f"/game/export/{game_id}?pgnInJson=true&moves=false",
+                                 headers={"Accept": "application/json"})).json()
+    assert more["fullId"] == duel.sandbox.game(game_id).full_id(chess.BLACK)
+    assert "moves" not in more and more["pgn"].startswith("[Event ")
 
 
 @pytest.mark.parametrize(("quirk", "states"), [
