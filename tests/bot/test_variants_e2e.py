@@ -102,7 +102,7 @@ async def test_a_whole_game_in_every_variant_fairy_stockfish_plays(tmp_path: Pat
 
 
 async def test_a_variant_the_engine_does_not_play_is_declined(tmp_path: Path) -> None:
-    """The built-in engine declares no UCI_Variant: crazyhouse is declined (reason `variant`)
+    """The built-in engine's UCI_Variant has no crazyhouse: it is declined (reason `variant`)
     although the config accepts it, and a standard game is still played."""
     quiet_logs()
     config = make_config(tmp_path)
