@@ -112,8 +112,10 @@ class Bot:
         hooks: GameHooks,
         metrics: Metrics,
         notify: Notify | None = None,
+        watch_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
+        self.watch_clock = watch_clock  # each game's watchdog time
         self.client = client
         self.engines = engines
         self.me = me
@@ -233,7 +235,7 @@ class Bot:
         return Game(
             game_id, client=self.client, config=self.config, engines=self.engines,
             me=self.me, hooks=self.hooks, load=self.load, metrics=self.metrics,
-            ledger=self.ledger, info=info, think_s=think_s,
+            ledger=self.ledger, info=info, think_s=think_s, watch_clock=self.watch_clock,
         )
 
     def _on_game_finish(self, info: GameInfo) -> None:
@@ -503,12 +505,14 @@ async def run_bot(
     timings: ClientTimings | None = None,
     on_ready: Callable[[Me], object] | None = None,
     notify: Notify | None = None,
+    watch_clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the bot until stopped; the exit code (0 after a clean stop).
 
     `stop` (tests, embedding) asks for the same graceful stop as SIGTERM. `hooks` plugs in the
     game features (default: from the config). `on_ready` is called once the engine is warm
-    and the event stream is open; `notify` receives systemd notify lines.
+    and the event stream is open; `notify` receives systemd notify lines. `watch_clock` is the
+    time of the games' watchdogs (abort, claims), which a test may drive itself.
     """
     main = asyncio.current_task()
     hard_stopped = False
@@ -538,7 +542,8 @@ async def run_bot(
             except FeatureError as exc:
                 raise ConfigProblem(str(exc)) from exc
             hooks = features.hooks()
-        bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify)
+        bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify,
+                  watch_clock=watch_clock)
         if handle_signals:
             uninstall = _install_signals(bot, hard_stop)
         usage, warning = memory_report(config)

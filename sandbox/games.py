@@ -316,11 +316,12 @@ class Game:
         outcome = board.outcome()  # python-chess's rules of the variant
         termination = outcome.termination if outcome is not None else None
         if termination in (chess.Termination.VARIANT_WIN, chess.Termination.VARIANT_LOSS):
-            # The hill reached, a third check, a king blown up, ... (python-chess has no
-            # legal moves once a variant has ended, so a third check that also mates is
-            # variantEnd here; lila calls that one mate).
+            # The hill reached, a third check, a king blown up, ... scalachess's
+            # Situation.status (Situation.scala) asks checkMate before variantEnd, so a third
+            # check (or a step onto the hill) that also mates is "mate" on lila; python-chess
+            # has no legal moves once a variant has ended: the plain chess board is asked.
             assert outcome is not None
-            self._finish("variantEnd", outcome.winner)
+            self._finish("mate" if self._also_mate() else "variantEnd", outcome.winner)
         elif board.is_checkmate():
             self._finish("mate", not board.turn)
         elif termination is chess.Termination.STALEMATE:
@@ -332,6 +333,18 @@ class Game:
         else:
             return False
         return True
+
+    def _also_mate(self) -> bool:
+        """A variant's end that is checkmate by chess's rules too (three-check, king of the
+        hill: the variants whose checks are chess's checks)."""
+        if self.variant not in ("threeCheck", "kingOfTheHill"):
+            return False
+        board = self.board
+        plain = chess.Board.empty()
+        plain.set_piece_map(board.piece_map())
+        plain.turn, plain.castling_rights, plain.ep_square = \
+            board.turn, board.castling_rights, board.ep_square
+        return plain.is_checkmate()
 
     # --- timers --------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -103,8 +103,11 @@ class Game:
         ledger: TakebackLedger,
         info: GameInfo | None = None,
         think_s: float | None = None,
+        watch_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.id = game_id
+        # the watchdog's time (abort, claims, resync): injectable, so a test can move it
+        self.watch_clock = watch_clock
         self.client = client
         self.config = config
         self.me = me
@@ -123,7 +126,7 @@ class Game:
         self.reason = FINISHED
         self.started_at = time.time()
         self.watchdog = Watchdog(abort_after_s=config.game.abort_after_s,
-                                 claim_victory=config.game.claim_victory, now=time.monotonic())
+                                 claim_victory=config.game.claim_victory, now=watch_clock())
         self.mover = Mover(game_id, self, client=client, config=config, engines=engines,
                            conduct=self.conduct, watchdog=self.watchdog, load=load,
                            metrics=metrics, think_s=think_s)
@@ -163,7 +166,7 @@ class Game:
     def server_finished(self, info: GameInfo) -> None:
         """gameFinish arrived on the event stream: the second end signal."""
         self.info = info
-        self.watchdog.server_finished(time.monotonic())
+        self.watchdog.server_finished(self.watch_clock())
 
     async def leave(self, action: ShutdownAction) -> None:
         """Shutdown: resign (or abort, while abortable) or simply abandon the game. The game
@@ -325,7 +328,7 @@ class Game:
         if step.kept is not None:  # a takeback: its moves' scores go too
             self.conduct.take_back(step.kept)
         if step.new_ply:
-            self.watchdog.new_ply(time.monotonic())
+            self.watchdog.new_ply(self.watch_clock())
             self.mover.new_ply(len(moves))
         return True
 
@@ -395,7 +398,7 @@ class Game:
             position = self.position
             playing = position is not None and position.state is not None
             for due in self.watchdog.due(
-                    time.monotonic(), playing=playing,
+                    self.watch_clock(), playing=playing,
                     abortable=position is not None and position.abortable,
                     our_turn=self._our_turn(), mover_idle=self.mover.idle):
                 if due is Due.END:

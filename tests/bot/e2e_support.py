@@ -106,6 +106,29 @@ log:
     return parse_config(text, "test config")
 
 
+class WatchClock:
+    """The games' watchdog time, moved by the test: abort and claim timers without waiting.
+
+    Each read is counted, so a test can wait until the watchdogs have looked at the time
+    after it moved it (every read after `advance` is a watchdog's look at the game)."""
+
+    def __init__(self) -> None:
+        self.now_s = 0.0
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now_s
+
+    def advance(self, seconds: float) -> None:
+        self.now_s += seconds
+
+    async def looked_at(self, times: int = 2) -> None:
+        """Wait until the watchdogs have read the time `times` more times."""
+        target = self.reads + times
+        await wait_for(lambda: self.reads >= target, GUARD_S)
+
+
 @dataclass
 class BotRun:
     server: SandboxServer
@@ -130,7 +153,9 @@ class BotRun:
 @contextlib.asynccontextmanager
 async def running_bot(server: SandboxServer, config: Config, *, token: str | None = None,
                       timings: ClientTimings = FAST_TIMINGS, hooks: GameHooks | None = None,
-                      url: str | None = None) -> AsyncIterator[BotRun]:
+                      url: str | None = None,
+                      watch_clock: Callable[[], float] = time.monotonic,
+                      ) -> AsyncIterator[BotRun]:
     """The bot running on `server` (or at `url`, a proxy in front of it) until the block ends,
     then stopped gracefully."""
     if token is None:
@@ -146,7 +171,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
 
     task = asyncio.create_task(run_bot(
         config, url=url or server.url, token=token, stop=stop, handle_signals=False, hooks=hooks,
-        metrics=metrics, timings=timings, on_ready=on_ready,
+        metrics=metrics, timings=timings, on_ready=on_ready, watch_clock=watch_clock,
     ))
     run = BotRun(server, token, task, stop, metrics, ready, me)
     try:

@@ -28,6 +28,7 @@ from tests.bot.e2e_support import (
     GUARD_S,
     UNBUDGETED,
     UNLIMITED,
+    WatchClock,
     assert_legal,
     make_config,
     post_as,
@@ -43,9 +44,8 @@ HOPELESS_FEN = "8/8/8/3k4/8/8/8/QQ2K3 w - - 0 40"
 # The bot (white) has an extra queen: it declines a draw.
 WINNING_FEN = "4k3/8/8/8/8/8/3QK3/8 w - - 0 40"
 
-# abort_after_s in the !wait game: long enough that a busy machine stays inside the
-# extension the test checks.
-WAIT_ABORT_S = 4.0
+# abort_after_s in the !wait game, on the watchdog's test clock
+WAIT_ABORT_S = 60.0
 
 FEATURES = """
 draw: {offer: true, accept: true, margin_cp: 100, moves: 1, min_move: 0}
@@ -129,7 +129,6 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     config = make_config(tmp_path, FEATURES + f"""
 book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 """)
-    config = replace(config, game=replace(config.game, abort_after_s=WAIT_ABORT_S))
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         peace, loser, rival, chatter = (Human(server, n) for n in
                                         ("peace", "loser", "rival", "chatter"))
@@ -163,13 +162,6 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 
             async def chat_game() -> None:
                 await until(lambda: chat_id in server.lobby.games)
-                await until(lambda: len(server.game_record(chat_id).moves) >= 1)
-                await chatter.say(chat_id, "!wait")
-                # Past abort_after_s but within the extra time !wait gave (as much again).
-                # The bot's abort timer has no injectable clock yet: this is the one wait on
-                # the wall clock, with a margin of WAIT_ABORT_S - 1 s for a busy machine.
-                await asyncio.sleep(WAIT_ABORT_S + 1.0)
-                assert not server.game_record(chat_id).finished, "aborted despite !wait"
                 await chatter.move_after(chat_id, 1)
                 # The PV of the bot's second move (its first was the book's) is out before
                 # the PV is switched off.
@@ -204,7 +196,6 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 
     player, spectator = bot_lines(chat, "player"), bot_lines(chat, "spectator")
     assert any(line.startswith("Hi chatter, I am kibitz") for line in player)
-    assert any(line.startswith("OK, I will wait") for line in player)
     assert "Commands: !help !name !eval !pv on|off !queue !wait" in player
     assert any(line.startswith("I am kibitz, running") for line in player)
     assert "I share my evaluation with spectators only." in player
@@ -234,6 +225,29 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
     assert chat_pgn.headers["Result"] == "1-0" and chat_pgn.headers["Termination"] == "Normal"
     assert "(" in (games_dir / f"{chat_id}.pgn").read_text(), "no PV variation in the PGN"
     assert "[%eval" in (games_dir / f"{resign_id}.pgn").read_text()
+
+
+async def test_wait_gives_the_opponent_one_more_abort_period(tmp_path: Path) -> None:
+    quiet_logs()
+    clock = WatchClock()
+    config = make_config(tmp_path, FEATURES)
+    config = replace(config, game=replace(config.game, abort_after_s=WAIT_ABORT_S))
+    async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
+        slow = Human(server, "slowcoach")
+        async with running_bot(server, config, watch_clock=clock):
+            # a challenge game: lila never expires those, so only the bot can abort it
+            game_id = await server.challenge("slowcoach", BOT, 120, 1, color="black")
+            await until(lambda: game_id in server.lobby.games
+                        and len(server.game_record(game_id).moves) == 1, what="our first move")
+            await slow.say(game_id, "!wait")
+            await until(lambda: any(line.startswith("OK, I will wait") for line in bot_lines(
+                server.game_record(game_id), "player")), what="the answer to !wait")
+            clock.advance(1.5 * WAIT_ABORT_S)  # past one abort period, within the two
+            await clock.looked_at()
+            assert not server.game_record(game_id).finished, "aborted despite !wait"
+            clock.advance(WAIT_ABORT_S)  # past both
+            record = await server.wait_for_game_end(game_id, GUARD_S)
+    assert record.status == "aborted" and len(record.moves) == 1
 
 
 async def test_takebacks_are_limited_across_a_restart_and_the_pgn_completed(

@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pytest
-
 from bot.game.engines import EngineSpec, start_engine
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
@@ -25,9 +23,9 @@ from tests.bot.e2e_support import (
 )
 
 
-# Slow: Phalanx's first search takes about 2 s on the reference machine, over this test's
-# 0.1 s move cap, so the result depends on machine speed; `make test-slow` runs it.
-@pytest.mark.slow
+# Phalanx answers a 0.1 s search in about 0.08 s here, out of its book; with one core kept
+# busy the test passed 5 runs in 5 (4-8 s each). Only a machine starved many times over makes
+# its searches overrun the 0.1 s cap, and then the bot restarts the engine and plays on.
 @NEEDS_PHALANX
 async def test_an_xboard_engine_plays_whole_games_with_pv_chat(tmp_path: Path) -> None:
     """Two games one after the other (one game at a time: the engine may ponder)."""

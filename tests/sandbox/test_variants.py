@@ -12,6 +12,8 @@ from tests.sandbox.conftest import Duel
 @pytest.mark.parametrize(("variant", "moves", "status", "winner"), [
     ("kingOfTheHill", "e2e3 a7a6 e1e2 a6a5 e2d3 a5a4 d3e4", "variantEnd", "white"),
     ("threeCheck", "e2e4 e7e5 f1c4 d7d6 c4f7 e8f7 d1h5 f7e7 h5e5", "variantEnd", "white"),
+    # the third check mates: scalachess's Situation.status says mate before variantEnd
+    ("threeCheck", "h2h4 c7c5 e2e3 f7f6 d1h5 g7g6 h5g6 h7g6 f1d3 h8h5 d3g6", "mate", "white"),
     ("atomic", "g1f3 d7d5 f3e5 d8d6 e5f7", "variantEnd", "white"),  # the knight blows up e8
     ("crazyhouse", "f2f3 e7e5 g2g4 d8h4", "mate", "black"),
     ("horde", "d4d5 e7e6 d5e6 d8g5 f4g5 f7e6", None, None),  # plays on: 3 pawns gone
