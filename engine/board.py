@@ -144,6 +144,7 @@ from engine.pieceset import (
     sets_match_board,
 )
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
+from engine.variant import THREE_CHECK_WIN
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
 
 MAX_PIECES_PER_SIDE = 16
@@ -186,7 +187,7 @@ def _zobrist_tables() -> tuple[KeyArray, KeyArray, KeyArray, KeyArray]:
 
 Z_PIECE, Z_CASTLE, Z_EP, Z_TURN = _zobrist_tables()
 
-CHECK_COUNTS = 4  # checks given, 0-3: the third ends a three-check game
+CHECK_COUNTS = THREE_CHECK_WIN + 1  # checks given: the last ends a three-check game
 
 
 def _variant_zobrist_tables() -> tuple[KeyArray, KeyArray]:
@@ -597,9 +598,6 @@ def _check_piece_counts(board: BoardArray) -> None:
             raise FenError(f"{name} has {pawns} pawns, at most {MAX_PAWNS_PER_SIDE} are possible")
 
 
-THREE_CHECKS = 3  # the checks that win three-check (engine.variant.THREE_CHECK_WIN)
-
-
 def _split_check_field(
     fields: list[str], fen: str, variant: int
 ) -> tuple[list[str], tuple[int, int]]:
@@ -619,14 +617,14 @@ def _split_check_field(
         return fields, (0, 0)
     if variant != VARIANT_THREE_CHECK:
         raise FenError(f"FEN {fen!r} has a check count {text!r}, which only three-check has")
-    if len(counts) != 2 or not all(c.isdigit() and int(c) <= THREE_CHECKS for c in counts):
+    if len(counts) != 2 or not all(c.isdigit() and int(c) <= THREE_CHECK_WIN for c in counts):
         raise FenError(
-            f"three-check field {text!r} must be two counts of 0-{THREE_CHECKS} checks, "
+            f"three-check field {text!r} must be two counts of 0-{THREE_CHECK_WIN} checks, "
             "like 3+3 (checks to give) or +0+0 (checks given)"
         )
     white, black = int(counts[0]), int(counts[1])
     if remaining:
-        white, black = THREE_CHECKS - white, THREE_CHECKS - black
+        white, black = THREE_CHECK_WIN - white, THREE_CHECK_WIN - black
     return rest, (white, black)
 
 
@@ -974,7 +972,7 @@ class Position:
         write them); no field in other variants."""
         if self.variant != VARIANT_THREE_CHECK:
             return ()
-        white, black = (THREE_CHECKS - self.checks_given(c) for c in (WHITE, BLACK))
+        white, black = (THREE_CHECK_WIN - self.checks_given(c) for c in (WHITE, BLACK))
         return (f"{white}+{black}",)
 
     def _castling_field(self, shredder: bool) -> str:
