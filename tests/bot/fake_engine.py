@@ -2,7 +2,7 @@
 it crashes, hangs (never answers), answers an illegal move, or answers a move other than the
 one its last info line's PV starts with (as a search stopped mid-iteration may).
 
-    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|none N [VARIANT,...]
+    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|slowready|none N [VARIANT,...]
 
 With a list of variants (Fairy-Stockfish's names, e.g. `atomic`) it declares `UCI_Variant`
 and plays those variants by python-chess's rules, taking a win at once when one is there.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+import time
 
 import chess
 import chess.variant
@@ -39,6 +40,8 @@ def main(argv: list[str]) -> None:
             rules = chess.Board if words[4] == "chess" else \
                 chess.variant.find_variant(words[4])
         elif command == "isready":
+            if mode == "slowready":  # an engine still compiling: N seconds for each readyok
+                time.sleep(nth)
             print("readyok", flush=True)
         elif command == "position":
             board = position(words[1:], rules)
