@@ -15,14 +15,16 @@ A position is four arrays, passed together to every compiled function
     full-move number, the move that led there and the piece it captured, both king squares,
     the incrementally updated evaluation terms (``S_MG``/``S_EG``: PeSTO material +
     piece-square sums, white minus black; ``S_PHASE``; non-pawn and pawn material per side),
-    each side's occupied squares (``S_OCC``, see ``engine.pieceset``) and cached in-check and
-    pinned-lines flags.  Field indices are the ``S_*`` constants.
+    each side's occupied squares (``S_OCC``, see ``engine.pieceset``), the variant and the
+    checks each side has given (``S_VARIANT``, ``S_CHECKS``: see ``engine.variant``) and cached
+    in-check and pinned-lines flags.  Field indices are the ``S_*`` constants.
     Making a move copies the current row to the next and updates it; unmaking only restores
     the board and steps back, so the rows below the current one are the game and search
     history.
 ``keys``   uint64[STACK_SIZE]
     ``keys[ply]`` is the Polyglot Zobrist key of the position at that ply (equal to
-    ``chess.polyglot.zobrist_hash``).  Rows ``ply - stack[ply, S_HALFMOVE] .. ply`` are the
+    ``chess.polyglot.zobrist_hash`` in chess; a variant and its check counts add keys of their
+    own).  Rows ``ply - stack[ply, S_HALFMOVE] .. ply`` are the
     positions a repetition can come from.
 ``meta``   int32[META_SIZE]
     ``meta[M_PLY]`` is the current ply (row of ``stack`` and ``keys``); ``meta[M_CHESS960]``
@@ -94,6 +96,7 @@ from engine.constants import (
     S_CAPTURED,
     S_CASTLE,
     S_CHECK,
+    S_CHECKS,
     S_EG,
     S_EP,
     S_FULLMOVE,
@@ -107,10 +110,14 @@ from engine.constants import (
     S_PHASE,
     S_PINS,
     S_SIDE,
+    S_VARIANT,
     SEARCH_HEADROOM,
     SQ64,
     STACK_FIELDS,
     STACK_SIZE,
+    VARIANT_CHESS,
+    VARIANT_COUNT,
+    VARIANT_THREE_CHECK,
     WHITE,
     BoardArray,
     KeyArray,
@@ -137,6 +144,7 @@ from engine.pieceset import (
     sets_match_board,
 )
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
+from engine.variant import THREE_CHECK_WIN
 from engine.zobrist import CASTLE_OFFSET, EP_OFFSET, POLYGLOT_RANDOM, TURN_OFFSET
 
 MAX_PIECES_PER_SIDE = 16
@@ -178,6 +186,24 @@ def _zobrist_tables() -> tuple[KeyArray, KeyArray, KeyArray, KeyArray]:
 
 
 Z_PIECE, Z_CASTLE, Z_EP, Z_TURN = _zobrist_tables()
+
+CHECK_COUNTS = THREE_CHECK_WIN + 1  # checks given: the last ends a three-check game
+
+
+def _variant_zobrist_tables() -> tuple[KeyArray, KeyArray]:
+    """Keys of a variant and of the checks given: 0 for chess and for no checks, so a chess
+    position's key stays its Polyglot key; fixed random numbers otherwise."""
+    numbers = np.random.default_rng(0x3C4EC7).integers(
+        1, 2**64 - 1, size=VARIANT_COUNT + 2 * CHECK_COUNTS, dtype=np.uint64, endpoint=True
+    )
+    variant = numbers[:VARIANT_COUNT].copy()
+    variant[VARIANT_CHESS] = 0
+    checks = numbers[VARIANT_COUNT:].reshape(2, CHECK_COUNTS).copy()
+    checks[:, 0] = 0
+    return variant, checks
+
+
+Z_VARIANT, Z_CHECKS = _variant_zobrist_tables()
 
 
 # --- compiled make / unmake ---------------------------------------------------------------------
@@ -285,6 +311,14 @@ def make_move(
     stack[nxt, S_EG] = eg
     stack[nxt, S_PINS] = -1
     stack[nxt, S_CHECK] = -1
+    if stack[ply, S_VARIANT] == VARIANT_THREE_CHECK:
+        # Three-check: a check is counted (and keyed) as it is given.
+        gives_check = is_square_attacked(board, stack[nxt, S_KING + them], us)
+        stack[nxt, S_CHECK] = int(gives_check)
+        if gives_check:
+            given = stack[ply, S_CHECKS + us]
+            key ^= Z_CHECKS[us, given] ^ Z_CHECKS[us, given + 1]
+            stack[nxt, S_CHECKS + us] = given + 1
     keys[nxt] = key
     meta[M_PLY] = nxt
 
@@ -358,6 +392,9 @@ def compute_key(board: BoardArray, stack: StackArray, meta: MetaArray) -> np.uin
         key ^= Z_EP[stack[ply, S_EP]]
     if stack[ply, S_SIDE] == WHITE:
         key ^= Z_TURN[0]
+    key ^= Z_VARIANT[stack[ply, S_VARIANT]]
+    key ^= Z_CHECKS[WHITE, stack[ply, S_CHECKS + WHITE]]
+    key ^= Z_CHECKS[BLACK, stack[ply, S_CHECKS + BLACK]]
     return np.uint64(key)
 
 
@@ -561,6 +598,36 @@ def _check_piece_counts(board: BoardArray) -> None:
             raise FenError(f"{name} has {pawns} pawns, at most {MAX_PAWNS_PER_SIDE} are possible")
 
 
+def _split_check_field(
+    fields: list[str], fen: str, variant: int
+) -> tuple[list[str], tuple[int, int]]:
+    """The FEN's fields without its three-check field, and the checks given (white, black).
+
+    Two spellings, the two python-chess reads: the checks still to give (``3+3``) after the en
+    passant field, as python-chess and Fairy-Stockfish write them, or Lichess's checks given
+    (``+0+0``) after the full-move number.  No field: no checks given yet.
+    """
+    if len(fields) >= 7 and fields[6].startswith("+"):
+        text, rest, remaining = fields[6], fields[:6] + fields[7:], False
+        counts = text[1:].split("+")
+    elif len(fields) >= 5 and "+" in fields[4]:
+        text, rest, remaining = fields[4], fields[:4] + fields[5:], True
+        counts = text.split("+")
+    else:
+        return fields, (0, 0)
+    if variant != VARIANT_THREE_CHECK:
+        raise FenError(f"FEN {fen!r} has a check count {text!r}, which only three-check has")
+    if len(counts) != 2 or not all(c.isdigit() and int(c) <= THREE_CHECK_WIN for c in counts):
+        raise FenError(
+            f"three-check field {text!r} must be two counts of 0-{THREE_CHECK_WIN} checks, "
+            "like 3+3 (checks to give) or +0+0 (checks given)"
+        )
+    white, black = int(counts[0]), int(counts[1])
+    if remaining:
+        white, black = THREE_CHECK_WIN - white, THREE_CHECK_WIN - black
+    return rest, (white, black)
+
+
 def _parse_counter(text: str, name: str, minimum: int) -> int:
     if not text.isdigit():
         raise FenError(f"{name} {text!r} is not a number")
@@ -584,21 +651,27 @@ class Position:
     # -- construction --------------------------------------------------------------------------
 
     @classmethod
-    def startpos(cls) -> Position:
-        """The standard starting position."""
-        return cls.from_fen(STARTPOS_FEN)
+    def startpos(cls, variant: int = VARIANT_CHESS) -> Position:
+        """The standard starting position (that of three-check and king of the hill too)."""
+        return cls.from_fen(STARTPOS_FEN, variant=variant)
 
     @classmethod
-    def from_fen(cls, fen: str, chess960: bool | None = None) -> Position:
+    def from_fen(
+        cls, fen: str, chess960: bool | None = None, variant: int = VARIANT_CHESS
+    ) -> Position:
         """Parse standard FEN, X-FEN or Shredder-FEN; 4-field EPD-style input is accepted.
 
         ``chess960=None`` turns chess960 mode on only when the castling set-up needs it (a
         castling king off the e-file or rook off the a/h-file); such a set-up turns it on even
-        with ``chess960=False``.  Raises ``FenError`` naming the problem.
+        with ``chess960=False``.  ``variant`` is the rules (``VARIANT_*``); a three-check FEN
+        may carry its check counts (see ``_split_check_field``).  Raises ``FenError`` naming
+        the problem.
         """
         if not isinstance(fen, str):
             raise FenError(f"FEN must be a string, not {type(fen).__name__}")
-        fields = fen.split()
+        if not 0 <= variant < VARIANT_COUNT:
+            raise FenError(f"unknown variant number {variant}")
+        fields, checks_given = _split_check_field(fen.split(), fen, variant)
         if not 4 <= len(fields) <= 6:
             raise FenError(f"FEN {fen!r} has {len(fields)} fields, expected 4 to 6")
         pos = cls()
@@ -637,6 +710,9 @@ class Position:
         stack[0, S_KING + BLACK] = kings[BLACK]
         stack[0, S_PINS] = -1
         stack[0, S_CHECK] = -1
+        stack[0, S_VARIANT] = variant
+        stack[0, S_CHECKS + WHITE] = checks_given[WHITE]
+        stack[0, S_CHECKS + BLACK] = checks_given[BLACK]
         pos._init_eval_terms()
         meta = pos.meta
         meta[M_PLY] = 0
@@ -729,6 +805,15 @@ class Position:
     @chess960.setter
     def chess960(self, value: bool) -> None:
         self.meta[M_CHESS960] = int(value)
+
+    @property
+    def variant(self) -> int:
+        """The rules played (``VARIANT_*`` of ``engine.constants``)."""
+        return self.field(S_VARIANT)
+
+    def checks_given(self, color: int) -> int:
+        """Checks ``color`` has given (three-check)."""
+        return self.field(S_CHECKS + color)
 
     def needs_chess960(self) -> bool:
         """Does a castling right of this position belong to a set-up only chess960 has?
@@ -876,10 +961,19 @@ class Position:
                 side,
                 self._castling_field(shredder),
                 square_name(ep) if ep else "-",
+                *self._check_field(),
                 str(self.field(S_HALFMOVE)),
                 str(self.field(S_FULLMOVE)),
             )
         )
+
+    def _check_field(self) -> tuple[str, ...]:
+        """Three-check: the checks still to give, ``3+3`` (as python-chess and Fairy-Stockfish
+        write them); no field in other variants."""
+        if self.variant != VARIANT_THREE_CHECK:
+            return ()
+        white, black = (THREE_CHECK_WIN - self.checks_given(c) for c in (WHITE, BLACK))
+        return (f"{white}+{black}",)
 
     def _castling_field(self, shredder: bool) -> str:
         rights = self.field(S_CASTLE)

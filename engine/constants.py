@@ -157,20 +157,22 @@ S_PHASE = 3  # game phase: 24 with all minor and major pieces on the board, 0 wi
 S_NPM = 4  # S_NPM + color: that side's non-pawn material (middle-game piece values)
 S_PAWN_MAT = 6  # S_PAWN_MAT + color: that side's pawn material (middle-game pawn values)
 S_OCC = 8  # S_OCC + 2 * color + word: that side's squares, see engine.pieceset
-CARRIED_FIELDS = 12
+S_CHECKS = 12  # S_CHECKS + color: checks that side has given (three-check; 0 in other variants)
+S_VARIANT = 14  # the rules played: VARIANT_CHESS, VARIANT_THREE_CHECK or VARIANT_KING_OF_THE_HILL
+CARRIED_FIELDS = 15
 # Fields every move writes:
-S_SIDE = 12  # side to move: WHITE / BLACK
-S_EP = 13  # en passant target square, 0 if none (set only if a capture is pseudo-legal)
-S_HALFMOVE = 14  # plies since the last capture or pawn move (fifty-move rule)
-S_FULLMOVE = 15  # FEN full-move number
-S_MOVE = 16  # the move that led to this row (NO_MOVE at the root, NULL_MOVE for a null move)
-S_CAPTURED = 17  # piece code captured by that move, EMPTY if none
-S_MG = 18  # middle-game material + piece-square sum, white minus black
-S_EG = 19  # end-game material + piece-square sum, white minus black
+S_SIDE = 15  # side to move: WHITE / BLACK
+S_EP = 16  # en passant target square, 0 if none (set only if a capture is pseudo-legal)
+S_HALFMOVE = 17  # plies since the last capture or pawn move (fifty-move rule)
+S_FULLMOVE = 18  # FEN full-move number
+S_MOVE = 19  # the move that led to this row (NO_MOVE at the root, NULL_MOVE for a null move)
+S_CAPTURED = 20  # piece code captured by that move, EMPTY if none
+S_MG = 21  # middle-game material + piece-square sum, white minus black
+S_EG = 22  # end-game material + piece-square sum, white minus black
 # Caches filled on first use at this ply (-1: not yet known):
-S_PINS = 20  # bit (step + 11) set: a piece of the side to move is pinned along that king step
-S_CHECK = 21  # side to move is in check: 0 / 1
-STACK_FIELDS = 22
+S_PINS = 23  # bit (step + 11) set: a piece of the side to move is pinned along that king step
+S_CHECK = 24  # side to move is in check: 0 / 1
+STACK_FIELDS = 25
 STACK_SIZE = 2048  # plies of game history + search path one position can hold
 SEARCH_HEADROOM = 256  # rows Position.push always leaves free above the game for a search
 
@@ -180,3 +182,9 @@ M_CHESS960 = 1  # 1: castling moves are written king-takes-rook and FEN uses X-F
 M_ROOK = 2  # M_ROOK + right index (0-3): start square of that castling rook, 0 if unknown
 M_CMASK = 8  # M_CMASK + square: castling rights kept when a move touches the square
 META_SIZE = M_CMASK + BOARD_SIZE
+
+# --- variants: the rules a position is played by (``stack[ply, S_VARIANT]``) ------------------
+VARIANT_CHESS = 0
+VARIANT_THREE_CHECK = 1  # the third check given wins
+VARIANT_KING_OF_THE_HILL = 2  # a king on d4, e4, d5 or e5 wins
+VARIANT_COUNT = 3

@@ -7,7 +7,9 @@ Terms (each a middle-game / end-game pair, white minus black):
 * pawn structure: doubled, isolated and passed pawns (passed by relative rank), kept in a pawn
   hash table by a key of the pawns alone (see ``_pawn_entry``);
 * king safety: pawn shield in front of a castled king, and attacks on the squares around it;
-* bishop pair; rooks on open and semi-open files; a small bonus for the side to move.
+* bishop pair; rooks on open and semi-open files; a small bonus for the side to move;
+* in three-check and king of the hill, the variant's term (``engine.variant``): checks given,
+  the kings' distance to the hill.
 
 The result is from the side to move's point of view.  Every term is colour-symmetric, so a
 position and its colour-flipped mirror get the same score (``evaluate_white`` negates).
@@ -38,7 +40,9 @@ from engine.constants import (
     S_PAWN_MAT,
     S_PHASE,
     S_SIDE,
+    S_VARIANT,
     SQ64,
+    VARIANT_CHESS,
     WHITE,
     BoardArray,
     Int64Array,
@@ -46,6 +50,7 @@ from engine.constants import (
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.psqt import MG_VALUE, PHASE_MAX
+from engine.variant import variant_eval_white
 
 # scratch layout: pawns per file, lowest and highest pawn rank per file, for each colour
 _COUNT = 0  # + 8 * colour + file
@@ -405,6 +410,8 @@ def material_eval(stack: StackArray, ply: int) -> int:
     row = stack[ply]
     phase = min(int(row[S_PHASE]), PHASE_MAX)
     score = _div(int(row[S_MG]) * phase + int(row[S_EG]) * (PHASE_MAX - phase), PHASE_MAX)
+    if row[S_VARIANT] != VARIANT_CHESS:
+        score += variant_eval_white(stack, ply)
     return score + params.TEMPO if row[S_SIDE] == WHITE else -score + params.TEMPO
 
 
@@ -412,4 +419,6 @@ def material_eval(stack: StackArray, ply: int) -> int:
 def evaluate(board: BoardArray, stack: StackArray, ply: int, scratch: Int64Array) -> int:
     """The static score from the side to move's point of view."""
     score = evaluate_white(board, stack, ply, scratch)
+    if stack[ply, S_VARIANT] != VARIANT_CHESS:
+        score += variant_eval_white(stack, ply)
     return score if stack[ply, S_SIDE] == WHITE else -score

@@ -21,7 +21,8 @@ All functions are compiled with numba and take the position arrays of ``engine.b
     en passant, castling, moves in check and moves of pieces on a line with their king need
     an attack test; every other move is legal at once.
 ``gen_legal(board, stack, meta, moves) -> int``
-    The legal moves only (generate, then filter with ``is_legal``).
+    The legal moves only (generate, then filter with ``is_legal``); none once a variant's rule
+    has ended the game (``engine.variant``).
 
 ``in_check``, ``is_legal`` (and ``board.make_move``/``unmake_move``) are inlined into their
 compiled callers by LLVM (``njit_noalloc_inline``).
@@ -64,6 +65,8 @@ from engine.constants import (
     S_KING,
     S_PINS,
     S_SIDE,
+    S_VARIANT,
+    VARIANT_CHESS,
     WHITE,
     BoardArray,
     MetaArray,
@@ -72,6 +75,7 @@ from engine.constants import (
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.pieceset import lowest_square, set_word
+from engine.variant import RESULT_NONE, variant_result
 
 _PROMOTION_PIECES = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
 
@@ -437,7 +441,13 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
 
 @njit_noalloc
 def gen_legal(board: BoardArray, stack: StackArray, meta: MetaArray, moves: MoveArray) -> int:
-    """The legal moves of the side to move into ``moves``; returns how many."""
+    """The legal moves of the side to move into ``moves``; returns how many.
+
+    None once a variant's own rule has ended the game (as python-chess's variant boards).
+    """
+    row = meta[M_PLY]
+    if stack[row, S_VARIANT] != VARIANT_CHESS and variant_result(stack, row) != RESULT_NONE:
+        return 0
     n = gen_moves(board, stack, meta, moves)
     k = 0
     for i in range(n):

@@ -101,6 +101,13 @@ TT_KEEP_DEPTH_MARGIN = 2
 EVAL_CACHE_ENTRIES_LOG2 = 16  # evaluation cache: 2**16 words of 8 bytes (512 KB) per searcher
 PAWN_CACHE_ENTRIES_LOG2 = 10  # pawn structure cache: 2**10 entries of 64 bytes (64 KB) per searcher
 
+# --- variants (evaluation terms, white minus black, added only in their variant) ---------------
+# Three-check: by the number of checks a side has given (0-2; the third wins outright).
+THREE_CHECK_GIVEN_CP = (0, 120, 350)
+# King of the hill: by the king's distance in king steps to the nearest hill square (d4, e4,
+# d5, e5; 0 has won outright).
+HILL_KING_DISTANCE_CP = (0, 120, 50, 15)
+
 # --- search plumbing -------------------------------------------------------------------------
 STOP_CHECK_NODES = 1023  # the stop flag and node limit are read every 1024 nodes
 

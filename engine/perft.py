@@ -27,6 +27,8 @@ from engine.constants import (
     M_PLY,
     MAX_MOVES,
     S_SIDE,
+    S_VARIANT,
+    VARIANT_CHESS,
     BoardArray,
     Int64Array,
     KeyArray,
@@ -36,6 +38,7 @@ from engine.constants import (
 )
 from engine.jit import njit, njit_noalloc
 from engine.movegen import gen_legal, gen_moves, is_legal
+from engine.variant import RESULT_NONE, variant_result
 
 STOP_CHECK_DEPTH = 3  # nodes this far or farther from the leaves read the stop flag
 
@@ -64,6 +67,9 @@ def _perft(
         return 0
     if check and not state_is_consistent(board, stack, keys, meta):
         errors[0] += 1
+    row = meta[M_PLY]
+    if stack[row, S_VARIANT] != VARIANT_CHESS and variant_result(stack, row) != RESULT_NONE:
+        return 0  # the variant's rule ended the game: no moves (python-chess counts so too)
     moves = buf[depth]
     n = gen_moves(board, stack, meta, moves)
     total = 0

@@ -40,6 +40,8 @@ from engine.constants import (
     S_NPM,
     S_PAWN_MAT,
     S_SIDE,
+    S_VARIANT,
+    VARIANT_CHESS,
     BoardArray,
     Int32Array,
     Int64Array,
@@ -104,6 +106,7 @@ from engine.params import (
     STOP_CHECK_NODES,
 )
 from engine.timeman import GoLimits, IterationClock, TimeBudget
+from engine.variant import RESULT_DRAW, RESULT_NONE, RESULT_WIN, variant_result
 
 # info[] fields shared between the compiled search and its Python driver
 I_NODES = 0
@@ -153,14 +156,30 @@ def _is_draw(
             if is_legal(board, stack, meta, buf[i]):
                 return True
         return False
-    # the pawn test first, here: most positions have pawns and skip the call
+    # the pawn test first, here: most positions have pawns and skip the call; in the variants
+    # any piece can still win (a check, a walk to the hill)
     if (
         stack[row, S_PAWN_MAT] == 0
         and stack[row, S_PAWN_MAT + 1] == 0
+        and stack[row, S_VARIANT] == VARIANT_CHESS
         and is_dead_position(board, stack, row)
     ):
         return True
     return is_repetition(stack, keys, meta, root_row)
+
+
+NO_SCORE = -INFINITE - 1  # _variant_end_score: the game goes on
+
+
+@njit_noalloc
+def _variant_end_score(stack: StackArray, row: int, ply: int) -> int:
+    """The score of a game the variant's rule has ended (mate-like: sooner is better)."""
+    result = variant_result(stack, row)
+    if result == RESULT_NONE:
+        return NO_SCORE
+    if result == RESULT_DRAW:
+        return DRAW_SCORE
+    return MATE - ply if result == RESULT_WIN else -MATE + ply
 
 
 @njit_noalloc
@@ -212,6 +231,10 @@ def _quiesce(
     if ply > info[I_SELDEPTH]:
         info[I_SELDEPTH] = ply
     row = meta[M_PLY]
+    if ply > 0 and stack[row, S_VARIANT] != VARIANT_CHESS:
+        ended = _variant_end_score(stack, row, ply)
+        if ended != NO_SCORE:
+            return ended
     if ply > 0 and _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
         return DRAW_SCORE
     if ply >= MAX_PLY - 1:
@@ -352,6 +375,11 @@ def _negamax(
     row = meta[M_PLY]
     pv_node = beta - alpha > 1
     if not root:
+        # The variant's own end (third check, king on the hill) comes before every other rule.
+        if stack[row, S_VARIANT] != VARIANT_CHESS:
+            ended = _variant_end_score(stack, row, ply)
+            if ended != NO_SCORE:
+                return ended
         if _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
             return DRAW_SCORE
         if ply >= MAX_PLY - 1:

@@ -17,14 +17,18 @@ from dataclasses import replace
 from typing import TextIO
 
 import chess
+import chess.variant
 import numpy as np
 
 from engine import tt
 from engine.board import FenError, Position
+from engine.constants import VARIANT_CHESS, VARIANT_KING_OF_THE_HILL, VARIANT_THREE_CHECK
+from engine.jit import uncompiled
 from engine.params import DEFAULT_MOVE_OVERHEAD_MS
 from engine.perft import divide_lines
 from engine.search import Iteration, Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget, plan
+from engine.variant import RESULT_NONE, UCI_VARIANTS, variant_result
 
 ENGINE_NAME = "Kibitz 0.1"
 ENGINE_AUTHOR = "the Kibitz developers"
@@ -117,8 +121,11 @@ def check_limits(limits: GoLimits, white_to_move: bool) -> None:
     )
 
 
-def parse_position(tokens: list[str], chess960: bool) -> Position:
-    """``startpos | fen <FEN>`` followed by optional ``moves ...``; ``UciError`` when bad."""
+def parse_position(tokens: list[str], chess960: bool, variant: int = VARIANT_CHESS) -> Position:
+    """``startpos | fen <FEN>`` followed by optional ``moves ...``; ``UciError`` when bad.
+
+    ``variant`` is the rules set by ``UCI_Variant``.
+    """
     if not tokens:
         raise UciError("position: expected 'startpos' or 'fen'")
     if "moves" in tokens:
@@ -130,12 +137,14 @@ def parse_position(tokens: list[str], chess960: bool) -> Position:
         if head[0] == "startpos":
             if len(head) > 1:
                 raise UciError(f"position: unexpected {' '.join(head[1:])!r} after startpos")
-            position = Position.startpos()
+            position = Position.startpos(variant)
             position.chess960 = chess960
         elif head[0] == "fen":
             if len(head) < 2:
                 raise UciError("position: 'fen' needs a FEN")
-            position = Position.from_fen(" ".join(head[1:]), chess960=True if chess960 else None)
+            position = Position.from_fen(
+                " ".join(head[1:]), chess960=True if chess960 else None, variant=variant
+            )
         else:
             raise UciError(f"position: expected 'startpos' or 'fen', got {head[0]!r}")
     except FenError as error:
@@ -168,6 +177,7 @@ class UciEngine:
         self.move_overhead_ms = DEFAULT_MOVE_OVERHEAD_MS
         self.ponder = False
         self.chess960 = False
+        self.variant = VARIANT_CHESS
         # None after a rejected ``position``: ``go`` must not answer for an older position
         self.position: Position | None = Position.startpos()
         self._searcher: Searcher | None = None
@@ -281,6 +291,8 @@ class UciEngine:
         )
         self.send("option name Ponder type check default false")
         self.send("option name UCI_Chess960 type check default false")
+        names = " ".join(f"var {name}" for name in UCI_VARIANTS)
+        self.send(f"option name UCI_Variant type combo default chess {names}")
         self.send("uciok")
         self.start_warm_up()
 
@@ -292,7 +304,7 @@ class UciEngine:
         self._stop_search()
         self.wait_warm()
         self.searcher.clear()
-        self.position = Position.startpos()
+        self.position = Position.startpos(self.variant)
         self.position.chess960 = self.chess960
 
     def _cmd_setoption(self, args: list[str]) -> None:
@@ -324,6 +336,17 @@ class UciEngine:
             if self.position is not None:
                 # a castling set-up only chess960 can describe keeps its king-takes-rook moves
                 self.position.chess960 = self.chess960 or self.position.needs_chess960()
+        elif key == "uci_variant":
+            if value not in UCI_VARIANTS:
+                raise UciError(
+                    f"setoption: UCI_Variant {value!r} is not played here; "
+                    f"the variants are {', '.join(UCI_VARIANTS)}"
+                )
+            if UCI_VARIANTS[value] != self.variant:
+                # a position belongs to its rules: the new variant starts from its start position
+                self.variant = UCI_VARIANTS[value]
+                self.position = Position.startpos(self.variant)
+                self.position.chess960 = self.chess960
         else:
             raise UciError(f"setoption: unknown option {name!r}")
 
@@ -346,7 +369,7 @@ class UciEngine:
     def _cmd_position(self, args: list[str]) -> None:
         # A running search works on its own copy: the new position is for the next ``go``.
         self.position = None
-        self.position = parse_position(args, self.chess960)
+        self.position = parse_position(args, self.chess960, self.variant)
 
     def _cmd_go(self, args: list[str], received_s: float) -> None:
         self._stop_search()  # a go during a search: that search answers first
@@ -451,7 +474,7 @@ class UciEngine:
                 self._release.wait()
             self._cancel_timer()
             if best is None:
-                self.send("info string no legal move")
+                self.send(f"info string no legal move: {_game_end(position)}")
                 answer = "bestmove 0000"
             elif ponder is not None:
                 answer = f"bestmove {best} ponder {ponder}"
@@ -504,13 +527,31 @@ class UciEngine:
             self._worker = None
 
 
+_BOARDS: dict[int, type[chess.Board]] = {
+    VARIANT_CHESS: chess.Board,
+    VARIANT_THREE_CHECK: chess.variant.ThreeCheckBoard,
+    VARIANT_KING_OF_THE_HILL: chess.variant.KingOfTheHillBoard,
+}
+
+
+def _game_end(position: Position) -> str:
+    """Why a position without legal moves has none, for the ``info string``."""
+    if uncompiled(variant_result)(position.stack, position.ply) != RESULT_NONE:
+        if position.variant == VARIANT_THREE_CHECK:
+            return "the game is over, three checks were given"
+        return "the game is over, a king stands on the hill"
+    return "checkmate" if position.in_check() else "stalemate"
+
+
 def _fallback_move(position: Position) -> str | None:
     """A legal move found without compiled code (python-chess), or None if there is none.
 
     For a cold start whose clock runs out before the compiled search is loaded.  In chess960
     mode python-chess writes castling king-takes-rook, as the engine does.
     """
-    board = chess.Board(position.fen(shredder=position.chess960), chess960=position.chess960)
+    board = _BOARDS[position.variant](
+        position.fen(shredder=position.chess960), chess960=position.chess960
+    )
     move = next(iter(board.legal_moves), None)
     return None if move is None else move.uci()
 

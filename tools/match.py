@@ -16,6 +16,8 @@ Examples::
     python -m tools.match --engine2 stockfish --option2 UCI_LimitStrength=true \\
         --option2 UCI_Elo=2000 --tc 60+0.6 --games 10 --pgn games/sf2000.pgn
     python -m tools.match --engine2 kibitz@main --tc 2+0.02 --sprt 0 5 0.05 0.05
+    python -m tools.match --engine2 fairy-stockfish --option2 "Skill Level=0" \
+        --variant 3check --tc 10+0.1 --games 10
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import TextIO
 import chess
 import chess.engine
 import chess.pgn
+import chess.variant
 
 from tools.sprt import ELO_MODELS, SprtSpec, llr, pair_index
 
@@ -98,6 +101,7 @@ ENGINE_ALIASES: dict[str, tuple[list[str], str, bool]] = {
     "gnuchess": ([_debian_engine("gnuchess"), "--uci"], "uci", False),
     "ethereal-chess": ([_debian_engine("ethereal-chess")], "uci", True),
     "phalanx": ([_debian_engine("phalanx")], "xboard", False),
+    "fairy-stockfish": ([_debian_engine("fairy-stockfish")], "uci", False),  # the variants
 }
 KIBITZ_AT = "kibitz@"  # kibitz@REV: the engine as it was at git revision REV
 BENCH_TIMEOUT_S = 600.0
@@ -132,6 +136,8 @@ class MatchConfig:
     draw_min_ply: int
     max_plies: int
     nodes: int | None = None  # fixed nodes per move instead of clocks
+    # python-chess's board of the variant played: the referee, and through it `UCI_Variant`
+    board_class: type[chess.Board] = chess.Board
 
     def describe(self) -> str:
         if self.nodes is not None:
@@ -237,25 +243,38 @@ def parse_option(text: str) -> tuple[str, str]:
     return name, value
 
 
-def load_openings(path: Path | None) -> list[Opening]:
-    """Built-in SAN lines, or one FEN/EPD position per line of ``path``."""
+def parse_variant(text: str) -> type[chess.Board]:
+    """python-chess's board for a variant name (``3check``, ``kingofthehill``, ...)."""
+    try:
+        return chess.variant.find_variant(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"unknown variant {text!r} (python-chess's names: chess, 3check, kingofthehill, "
+            "atomic, ...)") from None
+
+
+def load_openings(path: Path | None,
+                  board_class: type[chess.Board] = chess.Board) -> list[Opening]:
+    """Built-in SAN lines, or one FEN/EPD position per line of ``path``, on the variant's
+    board (the built-in lines are played by its rules: a check counts in three-check)."""
     openings: list[Opening] = []
     if path is None:
         for name, line in OPENINGS:
-            board = chess.Board()
+            board = board_class()
+            start_fen = board.fen()
             moves = []
             for san in line.split():
                 move = board.parse_san(san)
                 moves.append(move)
                 board.push(move)
-            openings.append(Opening(name, chess.STARTING_FEN, tuple(moves)))
+            openings.append(Opening(name, start_fen, tuple(moves)))
         return openings
     for number, raw in enumerate(path.read_text().splitlines(), start=1):
         text = raw.strip()
         if not text or text.startswith("#"):
             continue
         try:
-            board, _ = chess.Board.from_epd(text) if ";" in text else (chess.Board(text), {})
+            board, _ = board_class.from_epd(text) if ";" in text else (board_class(text), {})
         except ValueError as error:
             raise SystemExit(f"{path}:{number}: not a FEN or EPD position: {error}") from None
         openings.append(Opening(f"{path.name}:{number}", board.fen(), ()))
@@ -400,7 +419,7 @@ def play_game(
     seats: tuple[Seat, Seat],
     config: MatchConfig,
 ) -> GameResult:
-    board = chess.Board(opening.fen)
+    board = config.board_class(opening.fen)
     for move in opening.moves:
         board.push(move)
     start_ply_count = len(board.move_stack)
@@ -640,6 +659,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "signature (aliases know whether they have one)")
     parser.add_argument("--bench2", action="store_true", help="the same for engine2")
     parser.add_argument("--openings", type=Path, help="file of FEN/EPD start positions")
+    parser.add_argument("--variant", type=parse_variant, default=chess.Board,
+                        help="play this variant (python-chess's name: 3check, kingofthehill, "
+                             "...); python-chess sets UCI_Variant on both engines")
     parser.add_argument("--pgn", type=Path, help="append the games to this PGN file")
     parser.add_argument("--concurrency", type=int, default=1, help="games played at once")
     parser.add_argument("--win-cp", type=int, default=1000,
@@ -687,11 +709,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = MatchConfig(
         base_s=args.tc[0], increment_s=args.tc[1], win_cp=args.win_cp, win_plies=args.win_plies,
         draw_cp=args.draw_cp, draw_plies=args.draw_plies, draw_min_ply=args.draw_min_ply,
-        max_plies=args.max_plies, nodes=args.nodes,
+        max_plies=args.max_plies, nodes=args.nodes, board_class=args.variant,
     )
     if args.pgn:
         args.pgn.parent.mkdir(parents=True, exist_ok=True)
-    openings = load_openings(args.openings)
+    openings = load_openings(args.openings, args.variant)
     if not args.no_bench:
         for spec in specs:
             signature = bench_signature(spec)
@@ -701,7 +723,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{spec.name}: bench {signature[0]} nodes, {signature[1]} nodes/s",
                       flush=True)
     limit = f"up to {games}" if sprt else str(games)
-    print(f"{specs[0].name} vs {specs[1].name}, {limit} games at {config.describe()}",
+    variant = "" if args.variant is chess.Board else f" of {args.variant.uci_variant}"
+    print(f"{specs[0].name} vs {specs[1].name}, {limit} games{variant} at {config.describe()}",
           flush=True)
     if sprt is not None:
         print(sprt.describe(), flush=True)

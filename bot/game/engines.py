@@ -111,17 +111,20 @@ class Engine:
     async def think(
         self, board: chess.Board, limit: chess.engine.Limit, *, hard_limit_s: float, game: object,
         root_moves: Sequence[chess.Move] | None = None, ponder: bool = False,
+        start_timeout_s: float | None = None,
     ) -> Thought:
         """The engine's move for `board`. `game` keys the transposition table: a new value
         sends `ucinewgame`, the same one keeps the table from the previous move. `ponder`: an
         XBoard engine is told `hard` and ponders by itself after its move (a UCI engine is
-        sent the expected position by `ponder` instead)."""
+        sent the expected position by `ponder` instead). `start_timeout_s` bounds the wait for the
+        search to start (`isready` after `ucinewgame`: an engine still compiling answers late);
+        START_TIMEOUT_S when not given."""
         if self.xboard:
             return await self._play(board, limit, hard_limit_s=hard_limit_s, game=game,
                                     ponder=ponder)
         start = time.monotonic()
         try:
-            async with asyncio.timeout(START_TIMEOUT_S):
+            async with asyncio.timeout(start_timeout_s or START_TIMEOUT_S):
                 analysis = await self._protocol.analysis(
                     board, limit, game=game, info=SEARCH_INFO, root_moves=root_moves)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
@@ -243,7 +246,7 @@ async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
                 log.warning("engine %s refused option %s=%r: %s", engine.name, name, value, exc)
         if prime:
             await engine.think(chess.Board(), PRIMING_LIMIT, hard_limit_s=timeout_s,
-                               game=object())
+                               game=object(), start_timeout_s=timeout_s)
     except BaseException:  # a failed priming, or a cancelled start: the process goes too
         await engine.close()
         raise
@@ -267,8 +270,9 @@ class EnginePool:
         first game; the engine becomes the spare (or is closed). Returns the engine's name."""
         engine = await start_engine(self.spec, timeout_s=WARM_UP_TIMEOUT_S)
         try:
+            # the first search of a fresh checkout waits for the engine's compilation
             await engine.think(chess.Board(), WARM_UP_LIMIT, hard_limit_s=WARM_UP_TIMEOUT_S,
-                               game=object())
+                               game=object(), start_timeout_s=WARM_UP_TIMEOUT_S)
         except BaseException:
             await engine.close()
             raise

@@ -2,7 +2,10 @@
 it crashes, hangs (never answers), answers an illegal move, or answers a move other than the
 one its last info line's PV starts with (as a search stopped mid-iteration may).
 
-    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|none N
+    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|slowready|none N [VARIANT,...]
+
+With a list of variants (Fairy-Stockfish's names, e.g. `atomic`) it declares `UCI_Variant`
+and plays those variants by python-chess's rules, taking a win at once when one is there.
 """
 
 from __future__ import annotations
@@ -10,12 +13,16 @@ from __future__ import annotations
 import os
 import random
 import sys
+import time
 
 import chess
+import chess.variant
 
 
 def main(argv: list[str]) -> None:
     mode, nth = argv[0], int(argv[1])
+    variants = argv[2].split(",") if len(argv) > 2 else []
+    rules: type[chess.Board] = chess.Board
     board = chess.Board()
     searches = 0
     for line in sys.stdin:
@@ -25,19 +32,26 @@ def main(argv: list[str]) -> None:
         command = words[0]
         if command == "uci":
             print("id name Fake", "option name Hash type spin default 16 min 1 max 64",
-                  "option name UCI_Chess960 type check default false", "uciok",
-                  sep="\n", flush=True)
+                  "option name UCI_Chess960 type check default false",
+                  *([f"option name UCI_Variant type combo default chess var chess "
+                     f"{' '.join(f'var {v}' for v in variants)}"] if variants else []),
+                  "uciok", sep="\n", flush=True)
+        elif command == "setoption" and words[1:4] == ["name", "UCI_Variant", "value"]:
+            rules = chess.Board if words[4] == "chess" else \
+                chess.variant.find_variant(words[4])
         elif command == "isready":
+            if mode == "slowready":  # an engine still compiling: N seconds for each readyok
+                time.sleep(nth)
             print("readyok", flush=True)
         elif command == "position":
-            board = position(words[1:])
+            board = position(words[1:], rules)
         elif command == "go":
             searches += 1
             if searches == nth and mode == "crash":
                 os._exit(3)
             if searches == nth and mode == "hang":
                 continue  # never answers, not even to stop
-            move = random.choice(list(board.legal_moves))
+            move = winning(board) or random.choice(list(board.legal_moves))
             if searches == nth and mode == "illegal":
                 print("bestmove a1a1", flush=True)
                 continue
@@ -50,12 +64,25 @@ def main(argv: list[str]) -> None:
             return
 
 
-def position(words: list[str]) -> chess.Board:
+def winning(board: chess.Board) -> chess.Move | None:
+    """A move that wins by the variant's own rules (an exploded king, ...), if there is one."""
+    if type(board) is chess.Board:
+        return None
+    for move in board.legal_moves:
+        board.push(move)
+        won = board.is_variant_loss()  # for the side now to move
+        board.pop()
+        if won:
+            return move
+    return None
+
+
+def position(words: list[str], rules: type[chess.Board]) -> chess.Board:
     if words[0] == "startpos":
-        board, rest = chess.Board(), words[1:]
+        board, rest = rules(), words[1:]
     else:
         end = words.index("moves") if "moves" in words else len(words)
-        board, rest = chess.Board(" ".join(words[1:end])), words[end:]
+        board, rest = rules(" ".join(words[1:end])), words[end:]
     if rest and rest[0] == "moves":
         for uci in rest[1:]:
             board.push_uci(uci)

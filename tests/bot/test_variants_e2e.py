@@ -5,6 +5,7 @@ engine does not play is declined with the `variant` reason before any game start
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 from bot.game.engines import EngineSpec, start_engine
@@ -15,6 +16,7 @@ from sandbox.server import GameRecord, SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAIRY_STOCKFISH,
+    FAKE_ENGINE,
     NEEDS_FAIRY_STOCKFISH,
     UNBUDGETED,
     UNLIMITED,
@@ -101,8 +103,33 @@ async def test_a_whole_game_in_every_variant_fairy_stockfish_plays(tmp_path: Pat
     assert run.metrics.rejected_moves == 0 and run.metrics.engine_restarts == 0
 
 
+async def test_a_whole_atomic_game_with_an_engine_that_plays_atomic(tmp_path: Path) -> None:
+    """Debian's Fairy-Stockfish 11.1 is built without atomic: a UCI engine that plays it by
+    python-chess's rules stands in, so the bot's atomic path (board, legality, the end of the
+    game, the chat's SAN, the PGN) is still played end to end."""
+    quiet_logs()
+    command = (sys.executable, FAKE_ENGINE, "none", "0", "atomic")
+    assert "atomic" in await declared_variants(command)
+    config = with_engine(make_config(tmp_path), command)
+    async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server, \
+            running_bot(server, config, timings=UNBUDGETED) as run:
+        await server.start_opponent("blaster", seed=7, challenge=ChallengeSpec(
+            BOT, 60, 0, variant="atomic", repeat=False, color="black"))
+        await wait_for(lambda: len(server.game_records()) == 1, 30)
+        game_id = server.game_records()[0].id
+        await server.wait_for_game_end(game_id, GAME_TIMEOUT_S)
+        await run.done_with([game_id])
+        record = server.game_record(game_id)
+    assert record.variant == "atomic" and record.status in OVER, record.status
+    assert_legal(record)
+    assert any("PV " in line.text for line in record.chat if line.username.lower() == BOT)
+    pgn = (tmp_path / "games" / f"{record.id}.pgn").read_text()
+    assert '[Variant "Atomic"]' in pgn
+    assert run.metrics.rejected_moves == 0
+
+
 async def test_a_variant_the_engine_does_not_play_is_declined(tmp_path: Path) -> None:
-    """The built-in engine declares no UCI_Variant: crazyhouse is declined (reason `variant`)
+    """The built-in engine's UCI_Variant has no crazyhouse: it is declined (reason `variant`)
     although the config accepts it, and a standard game is still played."""
     quiet_logs()
     config = make_config(tmp_path)

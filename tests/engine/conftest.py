@@ -31,6 +31,18 @@ class PerftCase:
         return max((d for d, n in self.counts.items() if n <= max_nodes), default=1)
 
 
+def python_chess_perft(board: chess.Board, depth: int) -> int:
+    """python-chess's leaf count (its variant boards have no moves once the variant ended)."""
+    if depth == 1:
+        return board.legal_moves.count()
+    total = 0
+    for move in board.legal_moves:
+        board.push(move)
+        total += python_chess_perft(board, depth - 1)
+        board.pop()
+    return total
+
+
 def load_perft_epd(name: str) -> list[PerftCase]:
     """Parse ``FEN ;D1 20 ;D2 400 ...`` lines of a file in tests/data."""
     cases = []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import chess.variant
 import pytest
 
 from tools.match import (
@@ -28,6 +29,8 @@ from tools.match import (
     parse_bench,
     parse_option,
     parse_time_control,
+    parse_variant,
+    play_game,
     resolve_engine,
     run_match,
     sprt_report,
@@ -252,3 +255,39 @@ def test_export_revision_plays_that_revision(tmp_path: Path) -> None:
                             "print(pathlib.Path(engine.__file__).parent.parent)"],
                            cwd=directory, check=True, capture_output=True, text=True).stdout
     assert Path(reply.strip()) == directory
+
+
+def test_variant_names_and_openings() -> None:
+    assert parse_variant("3check") is chess.variant.ThreeCheckBoard
+    assert parse_variant("kingofthehill") is chess.variant.KingOfTheHillBoard
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown variant 'chesss'"):
+        parse_variant("chesss")
+    openings = load_openings(None, chess.variant.ThreeCheckBoard)
+    for opening in openings:
+        board = chess.variant.ThreeCheckBoard(opening.fen)
+        for move in opening.moves:
+            assert move in board.legal_moves
+            board.push(move)
+
+
+@pytest.mark.parametrize("variant", [chess.variant.ThreeCheckBoard,
+                                     chess.variant.KingOfTheHillBoard])
+def test_a_variant_game_is_refereed_by_its_rules(variant: type[chess.Board]) -> None:
+    """Both engines are told the variant (python-chess sets UCI_Variant from the board)."""
+    kibitz = resolve_engine("kibitz")
+    seats = (Seat(kibitz), Seat(dataclasses.replace(kibitz, name="kibitz-2")))
+    # no adjudication: the game ends by the rules
+    config = dataclasses.replace(CONFIG, nodes=3000, board_class=variant, max_plies=300,
+                                 win_cp=10**9, draw_min_ply=10**9)
+    opening = load_openings(None, variant)[1]
+    try:
+        result = play_game(0, opening, True, seats, config)
+    finally:
+        for seat in seats:
+            seat.discard()
+    board = result.game.end().board()
+    assert isinstance(board, variant) and result.game.headers["Variant"] == variant.aliases[0]
+    outcome = board.outcome(claim_draw=True)
+    assert outcome is not None, result.termination
+    assert (result.result, result.termination) == (outcome.result(),
+                                                   outcome.termination.name.lower())

@@ -10,7 +10,7 @@ import pytest
 
 from engine.board import Position
 from engine.perft import divide, divide_lines, perft, perft_bulk, perft_checked
-from tests.engine.conftest import PerftCase, load_perft_epd
+from tests.engine.conftest import PerftCase, load_perft_epd, python_chess_perft
 
 # The fast run plays every leaf of each position up to this many leaves (about 270 million
 # leaves in all); deeper counts run in the slow tests.
@@ -92,17 +92,6 @@ def test_divide_rejects_depth_zero() -> None:
         divide(Position.startpos(), 0)
 
 
-def _python_chess_perft(board: chess.Board, depth: int) -> int:
-    if depth == 1:
-        return board.legal_moves.count()
-    total = 0
-    for move in board.legal_moves:
-        board.push(move)
-        total += _python_chess_perft(board, depth - 1)
-        board.pop()
-    return total
-
-
 CHESS960_STARTS = [*sorted(random.Random(960).sample(range(960), 24)), 0, 518, 959]
 
 
@@ -110,7 +99,7 @@ CHESS960_STARTS = [*sorted(random.Random(960).sample(range(960), 24)), 0, 518, 9
 def test_chess960_start_positions(number: int) -> None:
     board = chess.Board.from_chess960_pos(number)
     pos = Position.from_fen(board.fen(), chess960=True)
-    assert perft(*pos.arrays, 3) == _python_chess_perft(board, 3)
+    assert perft(*pos.arrays, 3) == python_chess_perft(board, 3)
 
 
 def _midgame_960_fens() -> list[str]:
@@ -134,7 +123,7 @@ def _midgame_960_fens() -> list[str]:
 def test_chess960_midgame_positions(fen: str) -> None:
     board = chess.Board(fen, chess960=True)
     pos = Position.from_fen(fen, chess960=True)
-    assert perft(*pos.arrays, 3) == _python_chess_perft(board, 3)
+    assert perft(*pos.arrays, 3) == python_chess_perft(board, 3)
 
 
 # Castling corner cases of chess960, with counts from python-chess.
@@ -158,4 +147,4 @@ def test_chess960_castling_corner_cases(fen: str) -> None:
     board = chess.Board(fen, chess960=True)
     pos = Position.from_fen(fen, chess960=True)
     for depth in (1, 2, 3):
-        assert perft(*pos.arrays, depth) == _python_chess_perft(board, depth), depth
+        assert perft(*pos.arrays, depth) == python_chess_perft(board, depth), depth

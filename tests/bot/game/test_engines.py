@@ -11,6 +11,7 @@ import chess
 import chess.engine
 import pytest
 
+from bot.game import engines
 from bot.game.engines import EngineFailure, EnginePool, EngineSpec, start_engine
 from tests.bot.e2e_support import FAKE_ENGINE, engine_command
 
@@ -93,6 +94,22 @@ async def test_pool_warms_up_keeps_a_spare_and_replaces() -> None:
         await asyncio.wait({keeper})
         await pool.close()
     assert pool.running == 0
+
+
+async def test_warm_up_waits_for_an_engine_still_compiling(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh checkout's engine answers `isready` only once compiled (minutes on a slow
+    machine): the warm-up waits for it, while a game's search gives up after START_TIMEOUT_S."""
+    monkeypatch.setattr(engines, "START_TIMEOUT_S", 0.2)
+    slow = fake("slowready", 1)  # each readyok a second late
+    pool = EnginePool(slow, spare=False)
+    assert await pool.warm_up() == "Fake"
+    engine = await start_engine(slow, timeout_s=30)
+    try:
+        with pytest.raises(EngineFailure, match="did not start a search"):
+            await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g1")
+    finally:
+        await engine.close()
 
 
 async def test_cancelling_a_search_leaves_the_engine_usable() -> None:

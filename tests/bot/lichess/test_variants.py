@@ -83,9 +83,14 @@ async def test_fairy_stockfish_plays_every_lichess_variant() -> None:
         await engine.close()
 
 
-async def test_the_builtin_engine_plays_standard_rules_only() -> None:
+async def test_the_builtin_engine_plays_three_check_and_king_of_the_hill() -> None:
     engine = await start_engine(EngineSpec(tuple(BUILTIN)))
     try:
-        assert engine.variants == frozenset(STANDARD_RULES)
+        assert engine.variants == frozenset(STANDARD_RULES) | {"threeCheck", "kingOfTheHill"}
+        for variant in ("threeCheck", "kingOfTheHill"):
+            board = initial_board(variant, "startpos")
+            thought = await engine.think(board, chess.engine.Limit(depth=3), hard_limit_s=10,
+                                         game=variant)
+            assert board.is_legal(thought.move), variant
     finally:
         await engine.close()
