@@ -24,6 +24,21 @@ _LINK = re.compile(
 )
 
 
+# lila lowers a chat line whose first 80 characters hold more capitals than small letters
+# (lila.common.String isShouting, castling words aside): "PV Nf3 Nf6 Bb5 Bb4 ..." would read
+# "pv nf3 nf6 bb5 bb4". Every SAN move has at least as many small letters as capitals.
+_SHOUT_WINDOW_CHARS: Final = 80
+_CASTLING = re.compile(r"\bO-O(?:-O)?\b")
+
+
+def lila_would_lower(text: str) -> bool:
+    """Whether lila's chat would print `text` in lower case (it is "shouting")."""
+    if len(text) < 5:
+        return False
+    window = _CASTLING.sub("", text)[:_SHOUT_WINDOW_CHARS]
+    return sum(c.isupper() for c in window) > sum(c.islower() for c in window)
+
+
 def sanitize(text: str, max_chars: int = MAX_CHAT_CHARS) -> str:
     """A line safe to send: no control characters, no links, one line, <= max_chars.
 
@@ -121,5 +136,9 @@ def kibitz_line(
     tokens = pv_tokens(board, pv) if isinstance(pv, list) and pv else []
     if not tokens:
         return sanitize(prefix, max_chars)
-    return fit_tokens(f"{prefix} | PV" if prefix else "PV", tokens, max_chars)
+    if prefix:
+        return fit_tokens(f"{prefix} | PV", tokens, max_chars)
+    line = fit_tokens("PV", tokens, max_chars)
+    # a bare PV of piece moves tips over lila's shouting rule by the marker's two capitals
+    return "pv" + line[2:] if lila_would_lower(line) else line
 

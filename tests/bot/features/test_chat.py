@@ -12,6 +12,7 @@ from bot.features.chat import (
     format_count,
     format_score,
     kibitz_line,
+    lila_would_lower,
     pv_tokens,
     sanitize,
 )
@@ -102,3 +103,17 @@ def test_sanitize_always_gives_a_sendable_line(text: str) -> None:
     assert len(out) <= MAX_CHAT_CHARS
     assert "\n" not in out and "://" not in out
     assert out == out.strip()
+
+
+def test_a_bare_pv_of_piece_moves_is_not_lowered_by_lila() -> None:
+    """lila lowers lines with more capitals than small letters up front; SAN never has more,
+    the upper-case marker tips it: written small then, and only then."""
+    board = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    moves = [chess.Move.from_uci(u) for u in ("a1b1", "a8b8", "b1c1", "b8c8")]
+    line = kibitz_line(board, {"pv": moves})
+    assert line == "pv 1. Rb1 Rb8 2. Rc1 Rc8" and not lila_would_lower(line)
+    assert lila_would_lower("PV 1. Rb1 Rb8 2. Rc1 Rc8")
+    pawns = [chess.Move.from_uci(u) for u in ("a2a3", "a7a6")]
+    assert kibitz_line(chess.Board(), {"pv": pawns}) == "PV 1. a3 a6"
+    assert not lila_would_lower("depth 9 | eval +0.31 | 1.2M nps | PV 1. Rb1 Rb8 2. Rc1 Rc8")
+    assert not lila_would_lower("1. O-O O-O-O 2. a3")  # castling words do not count
