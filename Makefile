@@ -27,6 +27,9 @@ ORDER = $(if $(filter off,$(SEED)),-p no:randomly,--randomly-seed=$(SEED))
 # The variant and XBoard engines are tried first: a new machine that may install packages
 # runs those end-to-end tests instead of skipping them (where it may not, they skip).
 test: lint fairy-stockfish xboard-engines
+	@# numba compiles the engine into its cache once per checkout: done here, so that no
+	@# test (whichever comes first in the random order) waits minutes for it
+	$(BIN)/kibitz-engine bench > /dev/null
 	@echo "test order: SEED=$(SEED) (make test SEED=$(SEED) repeats it)"
 	$(BIN)/python -m pytest -q $(ORDER)
 

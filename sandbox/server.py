@@ -22,7 +22,8 @@ SandboxServer, by task:
                 rate_limit(path_glob, html=, ...) act on matching requests, `count` times
                 (None: until clear_faults()); drop_streams(kind, username) cuts the open
                 streams abruptly and silence_streams(kind, username, keep_events=) leaves
-                them open but mute (kind: "event", "game" or "challenge"); add_fault(
+                them open but mute (kind: "event", "game" or "challenge"), open_streams(
+                kind, username) counts them; add_fault(
                 parse_fault("...")) takes the command-line form (see faults.py).
     online      online (OnlineFixtures): the answers of the stand-in opening explorer
                 (/lichess), cloud eval (/api/cloud-eval) and tablebase (/standard).
@@ -338,6 +339,10 @@ class SandboxServer:
         for stream in chosen:
             stream.drop()
         return len(chosen)
+
+    def open_streams(self, kind: str | None = None, username: str | None = None) -> int:
+        """How many streams (kind: event, game, challenge) are open now."""
+        return len(self.lobby.hub.select(kind, username.lower() if username else None))
 
     def silence_streams(self, kind: str | None = None, username: str | None = None,
                         keep_events: bool = False) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.game.engines import WARM_UP_TIMEOUT_S
 from bot.ops import sdnotify
 from tests.bot.stepped_time import SteppedTime
 
@@ -129,7 +130,11 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
                 stderr=log, env=env)
             try:
-                messages = await _collect(systemd, until="READY=1", timeout_s=120)
+                # READY comes after the engine's warm-up, which on a fresh checkout waits for
+                # numba to compile it: minutes on a busy machine. Waited for as long as the bot
+                # runs (the bot's own warm-up limit), not for a fixed time.
+                messages = await _collect(systemd, until="READY=1", timeout_s=WARM_UP_TIMEOUT_S,
+                                          process=process)
                 messages += await _collect(systemd, until="WATCHDOG=1", timeout_s=10, count=3)
                 # A game in progress shows in the status (opponent, clocks, score).
                 await server.start_opponent(
@@ -159,15 +164,25 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
     assert all(line.startswith("<") for line in journal.splitlines()), journal
 
 
-async def _collect(systemd: FakeSystemd, *, until: str, timeout_s: float,
-                   count: int = 1) -> list[list[str]]:
-    """Messages received until a line starting with `until` has been seen `count` times."""
+async def _collect(systemd: FakeSystemd, *, until: str, timeout_s: float, count: int = 1,
+                   process: asyncio.subprocess.Process | None = None) -> list[list[str]]:
+    """Messages received until a line starting with `until` has been seen `count` times
+    (an AssertionError as soon as `process`, if given, ends before that)."""
     loop = asyncio.get_running_loop()
     messages: list[list[str]] = []
     seen = 0
     async with asyncio.timeout(timeout_s):
         while seen < count:
-            data = await loop.sock_recv(systemd.sock, 4096)
+            receive = asyncio.ensure_future(loop.sock_recv(systemd.sock, 4096))
+            if process is not None:
+                ended = asyncio.ensure_future(process.wait())
+                await asyncio.wait({receive, ended}, return_when=asyncio.FIRST_COMPLETED)
+                ended.cancel()
+                if not receive.done():
+                    receive.cancel()
+                    raise AssertionError(f"the bot exited ({process.returncode}) before "
+                                         f"{until!r}")
+            data = await receive
             message = data.decode().split("\n")
             messages.append(message)
             seen += sum(line.startswith(until) for line in message)
