@@ -144,12 +144,15 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     config = make_config(tmp_path, FEATURES + f"""
 book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 """)
+    # The watchdog's clock stands still: no game here is aborted while the test, on a busy
+    # machine, takes its time to move.
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         peace, loser, rival, chatter = (Human(server, n) for n in
                                         ("peace", "loser", "rival", "chatter"))
         server.add_account("fan", bot=False)
         fan = server.account("fan")
-        async with running_bot(server, config, timings=UNBUDGETED) as run:
+        async with running_bot(server, config, timings=UNBUDGETED,
+                               watch_clock=WatchClock()) as run:
             draw_id = await server.challenge("peace", BOT, 120, 1, variant="fromPosition",
                                              fen=LEVEL_FEN, color="white")
             resign_id = await server.challenge("loser", BOT, 120, 1, variant="fromPosition",
@@ -277,13 +280,14 @@ async def test_no_takeback_with_a_bot_and_the_pgn_completed_across_a_restart(
     quiet_logs()
     config = make_config(tmp_path, FEATURES)
     # Stopping the bot leaves the game running, for the next bot process to take up.
-    config = replace(config, game=replace(config.game, abort_after_s=5.0, shutdown_grace_s=0.0,
+    config = replace(config, game=replace(config.game, shutdown_grace_s=0.0,
                                           shutdown_action="abandon"))
+    clock = WatchClock()  # standing still: the test's own moves are never too slow
     async with SandboxServer(keepalive_s=0.5) as server:
         undoer = Human(server, "undoer")
         token = server.add_account(BOT, bot=True)
         ledger = tmp_path / "state" / "takebacks.json"
-        async with running_bot(server, config, token=token):
+        async with running_bot(server, config, token=token, watch_clock=clock):
             game_id = await server.challenge("undoer", BOT, 180, 2, color="white")
             await undoer.move_after(game_id, 0, "e2e4")
             await until(lambda: len(server.game_record(game_id).moves) == 2)
@@ -292,7 +296,7 @@ async def test_no_takeback_with_a_bot_and_the_pgn_completed_across_a_restart(
             await until(lambda: len(server.game_record(game_id).moves) == 4)
             assert not server.game(game_id).takeback_offers
         # The bot is gone, the game goes on; a new bot process takes it up again.
-        async with running_bot(server, config, token=token):
+        async with running_bot(server, config, token=token, watch_clock=clock):
             await undoer.move_after(game_id, 4)
             await until(lambda: len(server.game_record(game_id).moves) == 6,
                         what="the restarted bot's move")

@@ -16,6 +16,7 @@ from tests.bot.e2e_support import (
     GUARD_S,
     UNBUDGETED,
     UNLIMITED,
+    WatchClock,
     assert_legal,
     bot_games,
     make_config,
@@ -60,7 +61,8 @@ draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         tokens = {name: server.add_account(name, bot=False)
                   for name in ("quitter", "peacemaker", "sleeper")}
-        async with running_bot(server, config, timings=UNBUDGETED) as run:
+        clock = WatchClock()  # the abort timer moves only when the test says so
+        async with running_bot(server, config, timings=UNBUDGETED, watch_clock=clock) as run:
             # Random movers: the bot mates them (standard, chess960, from a set-up position).
             for name, spec in {
                 "sparring": ChallengeSpec(BOT, 60, 0, variant="standard", repeat=False),
@@ -91,6 +93,10 @@ draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
             assert await post_as(server, tokens["peacemaker"],
                                  f"/api/board/game/{draw_id}/draw/yes") == 200
 
+            # Every other game is past its abortable start: the sleeper's alone is aborted.
+            await wait_for(lambda: all(len(r.moves) >= 2 or r.finished
+                                       for r in server.game_records() if r.id != abort_id))
+            clock.advance(config.game.abort_after_s + 1)
             records: dict[str, GameRecord] = {}
             for game_id in (resign_id, draw_id, abort_id):
                 records[game_id] = await server.wait_for_game_end(game_id, 30)
