@@ -643,7 +643,10 @@ class Lichess:
         game_id, room = key
         while key in self._pending_chat:
             await self.budget.wait_room(Priority.CHAT)
-            text = self._pending_chat.pop(key)
+            # gone while it waited: forgotten (the game ended) or sent by another flusher
+            text = self._pending_chat.pop(key, None)
+            if text is None:
+                return
             try:
                 await self.request(
                     "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",

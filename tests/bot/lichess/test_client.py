@@ -301,6 +301,20 @@ async def test_a_pv_line_is_held_and_merged_not_delayed_when_the_budget_is_tight
     assert [p for _m, p, _h in script.seen][-1] == "/api/bot/game/g/move/e2e4"
 
 
+async def test_a_held_pv_line_forgotten_while_it_waits_is_not_sent(
+        server: tuple[Script, str]) -> None:
+    script, url = server
+    timings = ClientTimings(requests_per_minute=60, request_burst=3, move_reserve=1,
+                            chat_reserve=2)
+    async with Lichess(url, "t", timings=timings) as client:
+        sent = [await client.chat("g", "player", f"PV {n}", droppable=True) for n in range(2)]
+        assert sent == [True, False] and client._chat_flushers
+        await asyncio.sleep(0)  # the flusher now waits for room in the budget
+        client.forget_held_chat("g")  # the game ended while its line waited for room
+        await asyncio.wait_for(asyncio.gather(*client._chat_flushers), 30.0)
+    assert [p for _m, p, _h in script.seen if p.endswith("/chat")] == ["/api/bot/game/g/chat"]
+
+
 @pytest.mark.parametrize(("status", "reply"), [
     (200, Reply.OK), (204, Reply.OK), (400, Reply.REFUSED), (401, Reply.AUTH),
     (403, Reply.AUTH), (404, Reply.REFUSED), (429, Reply.RATE_LIMITED),
