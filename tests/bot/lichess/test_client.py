@@ -286,14 +286,21 @@ async def test_a_429_on_a_move_is_retried_within_the_move_retry(
     assert len(script.seen) == 2
 
 
+def chat_budget(per_minute: int, burst: int) -> ClientTimings:
+    """A budget whose last two requests are kept for moves and commands, not PV lines."""
+    return ClientTimings(requests_per_minute=per_minute, request_burst=burst, move_reserve=1,
+                         chat_reserve=2)
+
+
+async def send_pvs(client: Lichess, room: str, count: int) -> list[bool]:
+    return [await client.chat("g", room, f"PV {n}", droppable=True) for n in range(count)]
+
+
 async def test_a_pv_line_is_held_and_merged_not_delayed_when_the_budget_is_tight(
         server: tuple[Script, str]) -> None:
     script, url = server
-    timings = ClientTimings(requests_per_minute=1, request_burst=4, move_reserve=1,
-                            chat_reserve=2)
-    async with Lichess(url, "t", timings=timings) as client:
-        sent = [await client.chat("g", "spectator", f"PV {n}", droppable=True)
-                for n in range(4)]
+    async with Lichess(url, "t", timings=chat_budget(1, 4)) as client:
+        sent = await send_pvs(client, "spectator", 4)
         await client.move("g", "e2e4")
         assert client._pending_chat == {("g", "spectator"): "PV 3"}  # held, merged
     assert sent == [True, True, False, False]
@@ -304,10 +311,8 @@ async def test_a_pv_line_is_held_and_merged_not_delayed_when_the_budget_is_tight
 async def test_a_held_pv_line_forgotten_while_it_waits_is_not_sent(
         server: tuple[Script, str]) -> None:
     script, url = server
-    timings = ClientTimings(requests_per_minute=60, request_burst=3, move_reserve=1,
-                            chat_reserve=2)
-    async with Lichess(url, "t", timings=timings) as client:
-        sent = [await client.chat("g", "player", f"PV {n}", droppable=True) for n in range(2)]
+    async with Lichess(url, "t", timings=chat_budget(60, 3)) as client:
+        sent = await send_pvs(client, "player", 2)
         assert sent == [True, False] and client._chat_flushers
         await asyncio.sleep(0)  # the flusher now waits for room in the budget
         client.forget_held_chat("g")  # the game ended while its line waited for room
