@@ -47,9 +47,11 @@ as a table of behaviour, lila source and test:
       ::test_back_before_claimable_is_not_announced,
       ::test_back_after_claimable_is_announced;
       tests/bot/test_lila_e2e.py::test_a_refused_claim_is_not_repeated
-- Claim delay: 40 s, x3 classical, x2 rapid, /3 for a side down 4 points, at least 10 s.
+- Claim delay: 40 s, x3 classical, x2 rapid, /3 for a side down 4 points, /2 for a player
+  not logged in, at least 10 s.
     lila: modules/round/src/main/RoundSocket.scala (povDisconnectTimeout)
-    test: none yet (the tests set the delay)
+    test: tests/sandbox/test_challenges.py::test_an_anonymous_challenger_is_null (the
+      anonymous half; the other tests set the delay)
 - claim-victory: a no-op (OK) on one's own turn, in a finished game or while it can still
   be aborted (before both sides moved), 400 while the opponent is not long gone, a draw if
   the claimer cannot mate; claim-draw: a no-op unless `drawable` (playing, past ply 2, not

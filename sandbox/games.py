@@ -557,7 +557,8 @@ class Game:
 
         lila modules/round/src/main/RoundSocket.scala `povDisconnectTimeout`: 40 s, times 3
         in classical and 2 in rapid, divided by 3 for a side down 4 points of material
-        (not in antichess, crazyhouse, horde); at least `ragequitTimeout`, 10 s."""
+        (not in antichess, crazyhouse, horde), by 2 for a player not logged in
+        (`pov.player.hasUser`); at least `ragequitTimeout`, 10 s."""
         if self.settings.claim_win_after_s is not None:
             return self.settings.claim_win_after_s
         speed = self.time_control.speed
@@ -567,6 +568,8 @@ class Game:
             if (color == chess.WHITE and imbalance <= -4) or \
                     (color == chess.BLACK and imbalance >= 4):
                 timeout_s /= 3
+        if self.players[color].anonymous:
+            timeout_s /= 2
         return max(timeout_s, RAGEQUIT_TIMEOUT_S)
 
     def long_gone(self, color: chess.Color) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import chess
@@ -291,3 +292,9 @@ async def test_an_anonymous_challenger_is_null(sandbox: SandboxServer,
     assert (await bot.post(f"/api/challenge/{challenge_id}/accept")).status == 200
     assert sandbox.lobby.full(sandbox.game(challenge_id))["white"] == {}
     assert (await anon.post(f"/api/board/game/{challenge_id}/move/e2e4")).status == 200
+    # lila RoundSocket.scala povDisconnectTimeout: half the claim delay for a player with no
+    # account (40 s at blitz, 20 s for them)
+    game = sandbox.game(challenge_id)
+    game.settings = dataclasses.replace(game.settings, claim_win_after_s=None)  # lila's own
+    assert (game.disconnect_timeout_s(chess.WHITE), game.disconnect_timeout_s(chess.BLACK)) \
+        == (20.0, 40.0)
