@@ -286,11 +286,12 @@ class Mover:
             assert self._engine is not None
             plan = self._plan(board, moves, received)
             self.load.thinking += 1
+            ponder = self._may_ponder()
             try:
                 thought = await self._engine.think(board, plan.limit,
                                                    hard_limit_s=plan.hard_limit_s,
                                                    game=self.game_id, root_moves=root_moves,
-                                                   ponder=self._may_ponder())
+                                                   ponder=ponder)
             except EngineFailure as exc:
                 log.error("engine failure (attempt %d of %d): %s; position: %s moves %s",
                           attempt_no, ENGINE_ATTEMPTS, exc, context.initial_fen,
@@ -301,6 +302,8 @@ class Mover:
                 self.load.thinking -= 1
             if thought.timed_out:
                 log.warning("the engine overran its hard limit but answered to stop")
+            if ponder and self._engine.xboard:
+                self.metrics.ponders += 1  # told `hard`: it ponders by itself after this move
             return (SourcedMove(thought.move, "engine", thought.info, wdl),
                     time.monotonic() - engine_start)
         raise EngineFailure(f"no move after {ENGINE_ATTEMPTS} engine attempts")
@@ -315,10 +318,11 @@ class Mover:
 
     def _start_pondering(self, board: chess.Board, chosen: SourcedMove) -> None:
         """Think on the opponent's time about the reply the PV expects, when configured and
-        every game has a core to itself (pondering would slow the others' searches)."""
+        every game has a core to itself (pondering would slow the others' searches). An XBoard
+        engine ponders by itself, told `hard` with its search: nothing to start here."""
         pv = chosen.info.get("pv")
         position = self.host.position
-        if (not self._may_ponder() or self._engine is None
+        if (not self._may_ponder() or self._engine is None or self._engine.xboard
                 or not isinstance(pv, list) or len(pv) < 2 or position is None):
             return
         if len(position.moves) > len(board.move_stack) + 1:

@@ -11,6 +11,7 @@ from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    GUARD_S,
     NEEDS_PHALANX,
     PHALANX,
     UNBUDGETED,
@@ -40,9 +41,13 @@ async def test_an_xboard_engine_plays_whole_games_with_pv_chat(tmp_path: Path) -
             for index, color in enumerate(("white", "black")):
                 await server.start_opponent(f"mover{index}", seed=index, challenge=ChallengeSpec(
                     BOT, 60, 0, repeat=False, color=color))
-            await wait_for(lambda: len(server.game_records()) == 2, 30)
-            records = [await server.wait_for_game_end(r.id, 120)
-                       for r in server.game_records()]
+            # One game at a time: the second starts only when the first has ended, so each is
+            # waited for on its own (a single guard for both once cut a long first game short).
+            records = []
+            for index in range(2):
+                await wait_for(lambda started=index: len(server.game_records()) > started)
+                game_id = server.game_records()[index].id
+                records.append(await server.wait_for_game_end(game_id, 2 * GUARD_S))
             # A variant phalanx does not declare (it declares none) is declined.
             server.add_account("fischer", bot=False)
             asked = await server.challenge("fischer", BOT, 60, 0, variant="chess960")
@@ -50,7 +55,7 @@ async def test_an_xboard_engine_plays_whole_games_with_pv_chat(tmp_path: Path) -
             assert server.lobby.challenges[asked].decline_key == "variant"
         assert run.task.result() == 0
     for record in records:
-        assert record.status == "mate", record.status
+        assert record.status == "mate", (record.status, record.moves)
         assert record.winner == ("white" if record.white.lower() == BOT else "black")
         assert_legal(record)
         kibitz = [line.text for line in server.game_record(record.id).chat
