@@ -7,6 +7,7 @@ Terms (each a middle-game / end-game pair, white minus black):
 * pawn structure: doubled, isolated and passed pawns (passed by relative rank), kept in a pawn
   hash table by a key of the pawns alone (see ``_pawn_entry``);
 * king safety: pawn shield in front of a castled king, and attacks on the squares around it;
+* threats: pieces attacked by pawns, rooks and queens by minor pieces, queens by rooks;
 * bishop pair; rooks on open and semi-open files; a small bonus for the side to move;
 * in three-check and king of the hill, the variant's term (``engine.variant``): checks given,
   the kings' distance to the hill.
@@ -120,24 +121,37 @@ PASSED_EG = np.array(params.PASSED_EG, dtype=np.int64)
 @njit_noalloc_inline
 def _slider_mobility(
     board: BoardArray, sq: int, colour: int, steps: npt.NDArray[np.int64], enemy_king: int
-) -> tuple[int, int]:
-    """(target squares, attacks on the enemy king zone) of a bishop, rook or queen."""
+) -> tuple[int, int, int]:
+    """(target squares, attacks on the enemy king zone, bit per piece type of the enemy
+    pieces attacked) of a bishop, rook or queen."""
     count = 0
     zone = 0
+    victims = 0
     for step in steps:
         to = sq + step
         while True:
             target = board[to]
             if target < 0:
                 break
-            if target == 0 or (target >> 3) != colour:
+            if target == 0:
                 count += 1
+            elif (target >> 3) != colour:
+                count += 1
+                victims |= 1 << (target & 7)
             if NEAR_KING[to - enemy_king + 120]:
                 zone += 1
             if target != 0:
                 break
             to += step
-    return count, zone
+    return count, zone, victims
+
+
+@njit_noalloc_inline
+def _pawn_attacked(board: BoardArray, sq: int, colour: int) -> bool:
+    """Whether an enemy pawn attacks ``sq`` (a square of a ``colour`` piece)."""
+    if colour == WHITE:
+        return bool(board[sq + 9] == (PAWN | 8) or board[sq + 11] == (PAWN | 8))
+    return bool(board[sq - 9] == PAWN or board[sq - 11] == PAWN)
 
 
 @njit_noalloc
@@ -168,28 +182,48 @@ def evaluate_white(board: BoardArray, stack: StackArray, ply: int, scratch: Int6
         enemy_king = king_sq[1 - colour]
         count = 0
         zone = 0
+        victims = 0
         if ptype == KNIGHT:
             for step in KNIGHT_STEPS:
                 to = sq + step
                 target = board[to]
-                if target == 0 or (target > 0 and (target >> 3) != colour):
+                if target == 0:
                     count += 1
+                elif target > 0 and (target >> 3) != colour:
+                    count += 1
+                    victims |= 1 << (target & 7)
                 if target >= 0 and NEAR_KING[to - enemy_king + 120]:
                     zone += 1
         elif ptype == BISHOP:
-            count, zone = _slider_mobility(board, sq, colour, BISHOP_STEPS, enemy_king)
+            count, zone, victims = _slider_mobility(board, sq, colour, BISHOP_STEPS, enemy_king)
         elif ptype == ROOK:
-            count, zone = _slider_mobility(board, sq, colour, ROOK_STEPS, enemy_king)
+            count, zone, victims = _slider_mobility(board, sq, colour, ROOK_STEPS, enemy_king)
             rooks = scratch[_ROOK_COUNT]
             if rooks < 8:
                 scratch[_ROOKS + rooks] = i | (colour << 6)
                 scratch[_ROOK_COUNT] = rooks + 1
         else:
-            count, zone = _slider_mobility(board, sq, colour, KING_STEPS, enemy_king)
+            count, zone, victims = _slider_mobility(board, sq, colour, KING_STEPS, enemy_king)
         extra = count - MOBILITY_BASE[ptype]
         sign = 1 if colour == WHITE else -1
         mob_mg += sign * extra * MOBILITY_MG[ptype]
         mob_eg += sign * extra * MOBILITY_EG[ptype]
+        # Threats: a piece attacked by a pawn, a rook or queen by a minor, a queen by a rook.
+        if _pawn_attacked(board, sq, colour):
+            mob_mg -= sign * params.THREAT_BY_PAWN_MG
+            mob_eg -= sign * params.THREAT_BY_PAWN_EG
+        if victims == 0:
+            pass
+        elif ptype == KNIGHT or ptype == BISHOP:  # noqa: SIM109 (numba)
+            if victims & (1 << ROOK):
+                mob_mg += sign * params.THREAT_BY_MINOR_ON_ROOK_MG
+                mob_eg += sign * params.THREAT_BY_MINOR_ON_ROOK_EG
+            if victims & (1 << QUEEN):
+                mob_mg += sign * params.THREAT_BY_MINOR_ON_QUEEN_MG
+                mob_eg += sign * params.THREAT_BY_MINOR_ON_QUEEN_EG
+        elif ptype == ROOK and victims & (1 << QUEEN):
+            mob_mg += sign * params.THREAT_BY_ROOK_ON_QUEEN_MG
+            mob_eg += sign * params.THREAT_BY_ROOK_ON_QUEEN_EG
         if ptype == BISHOP:
             scratch[_BISHOPS + colour] += 1
         elif ptype == QUEEN:

@@ -73,6 +73,16 @@ KING_ATTACK_WEIGHT = (0, 0, 2, 2, 3, 5, 0)  # per attacked square next to the en
 MOBILITY_MG = (0, 0, 4, 5, 2, 1, 0)  # per target square beyond MOBILITY_BASE
 MOBILITY_EG = (0, 0, 4, 5, 4, 2, 0)
 MOBILITY_BASE = (0, 0, 4, 6, 6, 12, 0)  # a typical number of target squares
+# Threats (the attacker's side gains): a knight, bishop, rook or queen attacked by an enemy
+# pawn; a rook or a queen attacked by a knight or bishop; a queen attacked by a rook.
+THREAT_BY_PAWN_MG = 60
+THREAT_BY_PAWN_EG = 40
+THREAT_BY_MINOR_ON_ROOK_MG = 45
+THREAT_BY_MINOR_ON_ROOK_EG = 35
+THREAT_BY_MINOR_ON_QUEEN_MG = 50
+THREAT_BY_MINOR_ON_QUEEN_EG = 80
+THREAT_BY_ROOK_ON_QUEEN_MG = 45
+THREAT_BY_ROOK_ON_QUEEN_EG = 35
 # By relative rank of a passed pawn (0 = own first rank):
 PASSED_MG = (0, 5, 10, 15, 30, 55, 90, 0)
 PASSED_EG = (0, 10, 15, 25, 45, 75, 120, 0)

@@ -10,6 +10,7 @@ tests check this position by position), so what the tuner fits is the engine's e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import chess
@@ -40,7 +41,8 @@ class Tunable:
 def _tunables() -> tuple[Tunable, ...]:
     out = [Tunable("TEMPO", None, TEMPO)]
     for name in ("BISHOP_PAIR", "ROOK_OPEN_FILE", "ROOK_SEMI_OPEN_FILE", "DOUBLED_PAWN",
-                 "ISOLATED_PAWN"):
+                 "ISOLATED_PAWN", "THREAT_BY_PAWN", "THREAT_BY_MINOR_ON_ROOK",
+                 "THREAT_BY_MINOR_ON_QUEEN", "THREAT_BY_ROOK_ON_QUEEN"):
         out += [Tunable(f"{name}_MG", None, MG), Tunable(f"{name}_EG", None, EG)]
     out += [Tunable(name, None, MG) for name in ("SHIELD_CLOSE", "SHIELD_FAR", "SHIELD_MISSING")]
     out += [Tunable(name, None, EG) for name in ("PASSED_ENEMY_KING_EG", "PASSED_OWN_KING_EG")]
@@ -117,6 +119,7 @@ def trace(board: chess.Board) -> Trace:
                 extra = count - params.MOBILITY_BASE[piece_type]
                 add(f"MOBILITY_MG[{piece_type}]", sign * extra)
                 add(f"MOBILITY_EG[{piece_type}]", sign * extra)
+                _threats(board, colour, piece_type, square, attacks, add)
                 zone = chess.popcount(attacks & zone_squares)
                 if zone:
                     attackers += 1
@@ -131,6 +134,26 @@ def trace(board: chess.Board) -> Trace:
         _pawns_and_rooks(board, colour, kings, add)
     return Trace(coef, const_mg, const_eg, phase, board.turn == chess.WHITE,
                  (npm[0], npm[1]), (pawn_material[0], pawn_material[1]))
+
+
+def _threats(board: chess.Board, colour: chess.Color, piece_type: chess.PieceType, square: int,
+             attacks: chess.Bitboard, add: Callable[[str, int], None]) -> None:
+    """A piece of ``colour`` attacked by an enemy pawn; its own attacks on bigger pieces."""
+    sign = 1 if colour == chess.WHITE else -1
+    if board.attackers_mask(not colour, square) & board.pieces_mask(chess.PAWN, not colour):
+        add("THREAT_BY_PAWN_MG", -sign)
+        add("THREAT_BY_PAWN_EG", -sign)
+    hit_queen = attacks & board.pieces_mask(chess.QUEEN, not colour)
+    if piece_type in (chess.KNIGHT, chess.BISHOP):
+        if attacks & board.pieces_mask(chess.ROOK, not colour):
+            add("THREAT_BY_MINOR_ON_ROOK_MG", sign)
+            add("THREAT_BY_MINOR_ON_ROOK_EG", sign)
+        if hit_queen:
+            add("THREAT_BY_MINOR_ON_QUEEN_MG", sign)
+            add("THREAT_BY_MINOR_ON_QUEEN_EG", sign)
+    elif piece_type == chess.ROOK and hit_queen:
+        add("THREAT_BY_ROOK_ON_QUEEN_MG", sign)
+        add("THREAT_BY_ROOK_ON_QUEEN_EG", sign)
 
 
 def _shield(board: chess.Board, colour: chess.Color, king: int | None,

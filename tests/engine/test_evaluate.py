@@ -105,3 +105,23 @@ def test_doubled_and_isolated_pawns_are_weaknesses() -> None:
 
 def test_lone_minor_piece_ending_scores_near_zero() -> None:
     assert abs(white_score("4k3/8/8/8/8/8/8/2B1K3 w - - 0 1")) < 150
+
+
+def test_a_piece_attacked_by_a_pawn_is_a_threat() -> None:
+    """The same knight and the same pawn, with and without the pawn attacking the knight: the
+    difference of differences leaves only the threat (pawns on a2/a7 keep it from the
+    drawish scaling of a lone minor piece)."""
+    attacked = white_score("4k3/p7/8/4p3/3N4/8/P7/4K3 w - - 0 1")  # e5 pawn hits d4
+    pawn_away = white_score("4k3/p7/8/7p/3N4/8/P7/4K3 w - - 0 1")
+    knight_away = white_score("4k3/p7/8/4p3/2N5/8/P7/4K3 w - - 0 1")
+    neither = white_score("4k3/p7/8/7p/2N5/8/P7/4K3 w - - 0 1")
+    assert (attacked - pawn_away) - (knight_away - neither) < -30
+
+
+def test_a_rook_attacked_by_a_minor_piece_is_a_threat() -> None:
+    """The same bishop and rook, with and without the bishop's diagonal reaching the rook."""
+    attacked = white_score("4r2k/p7/8/1B6/8/8/P7/6K1 w - - 0 1")  # b5 bishop hits e8
+    rook_away = white_score("5r1k/p7/8/1B6/8/8/P7/6K1 w - - 0 1")
+    bishop_away = white_score("4r2k/p7/8/8/8/1B6/P7/6K1 w - - 0 1")
+    neither = white_score("5r1k/p7/8/8/8/1B6/P7/6K1 w - - 0 1")
+    assert (attacked - rook_away) - (bishop_away - neither) > 20
