@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 import chess
+import pytest
 
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import GameRecord, SandboxServer
@@ -147,9 +148,13 @@ def castlings(record: GameRecord) -> int:
     return count
 
 
-async def test_pondering_on_the_opponents_time(tmp_path: Path) -> None:
+async def test_pondering_on_the_opponents_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """engine.ponder: after each move the engine searches the expected reply until the
     opponent moves; games still finish with every move legal and no search disturbed."""
+    # the bot ponders only while every game has a core to itself: one game, two cores
+    monkeypatch.setattr("bot.game.mover.CORES", 2)
     quiet_logs()
     config = make_config(tmp_path, "", concurrency=1)
     config = dataclasses.replace(config, engine=dataclasses.replace(config.engine, ponder=True))

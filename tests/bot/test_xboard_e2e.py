@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from bot.game.engines import EngineSpec, start_engine
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
@@ -28,8 +30,12 @@ from tests.bot.e2e_support import (
 # busy the test passed 5 runs in 5 (4-8 s each). Only a machine starved many times over makes
 # its searches overrun the 0.1 s cap, and then the bot restarts the engine and plays on.
 @NEEDS_PHALANX
-async def test_an_xboard_engine_plays_whole_games_with_pv_chat(tmp_path: Path) -> None:
+async def test_an_xboard_engine_plays_whole_games_with_pv_chat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two games one after the other (one game at a time: the engine may ponder)."""
+    # the bot ponders only while every game has a core to itself: one game, two cores
+    monkeypatch.setattr("bot.game.mover.CORES", 2)
     quiet_logs()
     config = make_config(tmp_path, concurrency=1, max_move_s=0.1)
     config = dataclasses.replace(config, engine=dataclasses.replace(
