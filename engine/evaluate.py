@@ -50,6 +50,7 @@ from engine.constants import (
     StackArray,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
+from engine.movegen import is_attacked_by_pawn
 from engine.psqt import MG_VALUE, PHASE_MAX
 from engine.variant import variant_eval_white
 
@@ -146,14 +147,6 @@ def _slider_mobility(
     return count, zone, victims
 
 
-@njit_noalloc_inline
-def _pawn_attacked(board: BoardArray, sq: int, colour: int) -> bool:
-    """Whether an enemy pawn attacks ``sq`` (a square of a ``colour`` piece)."""
-    if colour == WHITE:
-        return bool(board[sq + 9] == (PAWN | 8) or board[sq + 11] == (PAWN | 8))
-    return bool(board[sq - 9] == PAWN or board[sq - 11] == PAWN)
-
-
 @njit_noalloc
 def evaluate_white(board: BoardArray, stack: StackArray, ply: int, scratch: Int64Array) -> int:
     """The static score from white's point of view, in centipawns."""
@@ -209,21 +202,19 @@ def evaluate_white(board: BoardArray, stack: StackArray, ply: int, scratch: Int6
         mob_mg += sign * extra * MOBILITY_MG[ptype]
         mob_eg += sign * extra * MOBILITY_EG[ptype]
         # Threats: a piece attacked by a pawn, a rook or queen by a minor, a queen by a rook.
-        if _pawn_attacked(board, sq, colour):
-            mob_mg -= sign * params.THREAT_BY_PAWN_MG
-            mob_eg -= sign * params.THREAT_BY_PAWN_EG
-        if victims == 0:
-            pass
-        elif ptype == KNIGHT or ptype == BISHOP:  # noqa: SIM109 (numba)
+        if is_attacked_by_pawn(board, sq, 1 - colour):
+            mg -= sign * params.THREAT_BY_PAWN_MG
+            eg -= sign * params.THREAT_BY_PAWN_EG
+        if ptype == KNIGHT or ptype == BISHOP:  # noqa: SIM109 (numba)
             if victims & (1 << ROOK):
-                mob_mg += sign * params.THREAT_BY_MINOR_ON_ROOK_MG
-                mob_eg += sign * params.THREAT_BY_MINOR_ON_ROOK_EG
+                mg += sign * params.THREAT_BY_MINOR_ON_ROOK_MG
+                eg += sign * params.THREAT_BY_MINOR_ON_ROOK_EG
             if victims & (1 << QUEEN):
-                mob_mg += sign * params.THREAT_BY_MINOR_ON_QUEEN_MG
-                mob_eg += sign * params.THREAT_BY_MINOR_ON_QUEEN_EG
+                mg += sign * params.THREAT_BY_MINOR_ON_QUEEN_MG
+                eg += sign * params.THREAT_BY_MINOR_ON_QUEEN_EG
         elif ptype == ROOK and victims & (1 << QUEEN):
-            mob_mg += sign * params.THREAT_BY_ROOK_ON_QUEEN_MG
-            mob_eg += sign * params.THREAT_BY_ROOK_ON_QUEEN_EG
+            mg += sign * params.THREAT_BY_ROOK_ON_QUEEN_MG
+            eg += sign * params.THREAT_BY_ROOK_ON_QUEEN_EG
         if ptype == BISHOP:
             scratch[_BISHOPS + colour] += 1
         elif ptype == QUEEN:

@@ -80,15 +80,20 @@ from engine.variant import RESULT_NONE, variant_result
 _PROMOTION_PIECES = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
 
 
+@njit_noalloc_inline
+def is_attacked_by_pawn(board: BoardArray, sq: int, by: int) -> bool:
+    """Is ``sq`` attacked by a pawn of color ``by``?"""
+    # a white pawn attacks up-left/up-right, so it stands 9 or 11 below the square
+    if by == WHITE:
+        return bool(board[sq - 9] == PAWN or board[sq - 11] == PAWN)
+    return bool(board[sq + 9] == (PAWN | 8) or board[sq + 11] == (PAWN | 8))
+
+
 @njit_noalloc
 def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
     """Is ``sq`` attacked by a piece of color ``by`` (the occupant of ``sq`` is ignored)?"""
     hi = by << 3
-    # pawns: a white pawn attacks up-left/up-right, so it stands 9 or 11 below the square
-    if by == WHITE:
-        if board[sq - 9] == PAWN or board[sq - 11] == PAWN:
-            return True
-    elif board[sq + 9] == (PAWN | 8) or board[sq + 11] == (PAWN | 8):
+    if is_attacked_by_pawn(board, sq, by):
         return True
     knight = KNIGHT | hi
     for i in range(8):
