@@ -291,3 +291,26 @@ def test_a_variant_game_is_refereed_by_its_rules(variant: type[chess.Board]) -> 
     assert outcome is not None, result.termination
     assert (result.result, result.termination) == (outcome.result(),
                                                    outcome.termination.name.lower())
+
+
+def test_a_generated_book_is_balanced_new_and_repeatable(tmp_path: Path) -> None:
+    from engine.search import Searcher
+    from tools.make_openings import balanced_score_cp
+    from tools.make_openings import main as make_openings
+
+    book = tmp_path / "book.epd"
+    assert make_openings(["--out", str(book), "--count", "12", "--depth", "3", "--max-cp", "60",
+                          "--seed", "7"]) == 0
+    fens = book.read_text().splitlines()
+    assert len(fens) == len(set(fens)) == 12
+    for fen in fens:
+        board = chess.Board(fen)
+        assert board.is_valid() and not board.is_game_over()
+        assert board.ply() >= 2  # a named opening and more, never the start position
+        score = balanced_score_cp(Searcher(1), board, 3)
+        assert score is not None and abs(score) <= 60
+    assert [o.fen for o in load_openings(book)] == fens
+    again = tmp_path / "again.epd"
+    make_openings(["--out", str(again), "--count", "12", "--depth", "3", "--max-cp", "60",
+                   "--seed", "7"])
+    assert again.read_text() == book.read_text()
