@@ -186,16 +186,20 @@ class Tally:
 
     def add(self, result: GameResult) -> bool:
         """Count one game; True when it completes its pair (the same opening, both colours)."""
-        points = result.engine1_points
+        if result.time_loss:
+            self.time_losses[result.time_loss] = self.time_losses.get(result.time_loss, 0) + 1
+        return self.count(result.index, result.engine1_points)
+
+    def count(self, index: int, points: float) -> bool:
+        """Count engine1's ``points`` of game ``index`` (0-based; games 2k and 2k + 1 are a
+        pair); True when it completes its pair."""
         if points == 1.0:
             self.wins += 1
         elif points == 0.5:
             self.draws += 1
         else:
             self.losses += 1
-        if result.time_loss:
-            self.time_losses[result.time_loss] = self.time_losses.get(result.time_loss, 0) + 1
-        pair = result.index // 2
+        pair = index // 2
         partner = self._half_pairs.pop(pair, None)
         if partner is None:
             self._half_pairs[pair] = points

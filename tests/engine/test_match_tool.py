@@ -314,3 +314,40 @@ def test_a_generated_book_is_balanced_new_and_repeatable(tmp_path: Path) -> None
     make_openings(["--out", str(again), "--count", "12", "--depth", "3", "--max-cp", "60",
                    "--seed", "7"])
     assert again.read_text() == book.read_text()
+
+
+def test_pooled_logs_pair_games_by_opening_whatever_order_they_finished_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tools.sprt_pool import main as sprt_pool
+
+    first = tmp_path / "a.log"
+    first.write_text(
+        "kibitz vs kibitz@abc, up to 20000 games at 2+0.02\n"
+        "game   2 book1.epd:1              kibitz black: 0-1     (checkmate)  score 1-0-0\n"
+        "game   1 book1.epd:1              kibitz white: 1-0     (adjudication)  score 2-0-0"
+        "  LLR +0.10\n"
+        "game   3 book1.epd:2              kibitz white: 1/2-1/2 (threefold_repetition)  "
+        "score 2-0-1\n"  # its pair's second game never finished
+    )
+    second = tmp_path / "b.log"
+    second.write_text(
+        "game   1 book2.epd:1              kibitz white: 0-1     (checkmate)  score 0-1-0\n"
+        "game   2 book2.epd:1              kibitz black: 1/2-1/2 (fifty_moves)  score 0-1-1\n"
+    )
+    assert sprt_pool(["--sprt", "0", "10", "0.05", "0.05", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    # a: a pair won twice (WW) and a lone draw; b: a loss and a draw (LD)
+    assert "games 5 from 2 logs: W 2 L 1 D 2" in out
+    assert "[0, 1, 0, 0, 1]" in out
+    assert f"LLR {llr([0, 1, 0, 0, 1], 0, 10):+.2f}" in out
+
+
+def test_pooling_names_a_log_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tools.sprt_pool import main as sprt_pool
+
+    with pytest.raises(SystemExit):
+        sprt_pool(["--sprt", "0", "10", "0.05", "0.05", str(tmp_path / "missing.log")])
+    assert "missing.log" in capsys.readouterr().err

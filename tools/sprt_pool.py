@@ -1,0 +1,92 @@
+"""Pool the games of several match logs of one SPRT into one test.
+
+On a machine with few cores one SPRT runs as several match processes, one game at a time
+each, with books of different seeds (``tools.make_openings --seed``).  Each process stops
+on its own LLR; this tool reads the game lines they printed, pairs each log's games by
+opening (games 2k+1 and 2k+2, whatever order they finished in), and gives the pooled W/L/D,
+pentanomial counts, LLR and Elo estimate.  A pair with one game missing (a process stopped
+between them) counts in W/L/D but not in the pentanomial::
+
+    python -m tools.sprt_pool --sprt 0 10 0.05 0.05 a.log b.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from tools.match import Tally, elo_estimate
+from tools.sprt import ELO_MODELS, SprtSpec, llr
+
+# a game line of tools.match: "game  12 Ruy Lopez  kibitz black: 0-1  (checkmate)  score ..."
+GAME_LINE = re.compile(r"^game\s+(\d+)\s.*\s(white|black): (1-0|0-1|1/2-1/2)\s")
+RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+LOG_INDEX_OFFSET = 1 << 32
+
+
+def engine1_points(lines: Iterable[str]) -> dict[int, float]:
+    """Game number -> the first engine's points, from one log's game lines."""
+    points: dict[int, float] = {}
+    for line in lines:
+        match = GAME_LINE.match(line)
+        if match is None:
+            continue
+        number, colour, result = match.groups()
+        white_points = RESULT_POINTS[result]
+        points[int(number)] = white_points if colour == "white" else 1.0 - white_points
+    return points
+
+
+def pool(logs: Iterable[dict[int, float]]) -> Tally:
+    """W/L/D over every game and the pentanomial over every complete pair of every log."""
+    tally = Tally()
+    for log_number, points in enumerate(logs):
+        for number, value in points.items():
+            # each log's games get indices of their own (the offset is even: pairs stay pairs)
+            tally.count(log_number * LOG_INDEX_OFFSET + number - 1, value)
+    return tally
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.sprt_pool", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("logs", type=Path, nargs="+", help="the match logs of one test")
+    parser.add_argument("--sprt", type=float, nargs=4, required=True,
+                        metavar=("ELO0", "ELO1", "ALPHA", "BETA"), help="the test's bounds")
+    parser.add_argument("--elo-model", choices=ELO_MODELS, default="normalized")
+    args = parser.parse_args(argv)
+    try:
+        elo0, elo1, alpha, beta = args.sprt
+        spec = SprtSpec(elo0, elo1, alpha, beta, args.elo_model)
+    except ValueError as error:
+        parser.error(str(error))
+    logs = []
+    for path in args.logs:
+        try:
+            logs.append(engine1_points(path.read_text().splitlines()))
+        except OSError as error:
+            parser.error(f"cannot read {path}: {error.strerror}")
+    tally = pool(logs)
+    if tally.games == 0:
+        parser.error("no game lines in the logs")
+    value = llr(tally.pentanomial, spec.elo0, spec.elo1, spec.model)
+    verdict = spec.verdict(value)
+    outcome = {"H1": "H1 accepted: passed", "H0": "H0 accepted: failed"}.get(
+        verdict or "", "no verdict yet: within the bounds")
+    pairs = ", ".join(str(n) for n in tally.pentanomial)
+    elo, low, high = elo_estimate(tally.wins, tally.draws, tally.losses)
+    print("\n".join([
+        spec.describe(),
+        f"LLR {value:+.2f} ({spec.lower_bound:+.2f}, {spec.upper_bound:+.2f}): {outcome}",
+        f"games {tally.games} from {len(logs)} logs: W {tally.wins} L {tally.losses} "
+        f"D {tally.draws}; pentanomial [LL, LD, DD+WL, WD, WW] [{pairs}]",
+        f"Elo {elo:+.1f} (95% {low:+.1f} .. {high:+.1f})",
+    ]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
