@@ -28,25 +28,10 @@ from engine.board import Position
 from engine.params import MATE_BOUND
 from engine.search import Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget
-from tools.match import load_openings
+from tools.match import random_opening
 
 HASH_MB = 8
 UNLIMITED = TimeBudget(None, None)
-
-
-def random_position(rng: random.Random, plies: int) -> chess.Board | None:
-    """A named opening plus ``plies`` random legal plies, or None if the game ended on the way."""
-    openings = load_openings(None)
-    opening = openings[rng.randrange(len(openings))]
-    board = chess.Board(opening.fen)
-    for move in opening.moves:
-        board.push(move)
-    for _ in range(plies):
-        moves = list(board.legal_moves)
-        if not moves:
-            return None
-        board.push(rng.choice(moves))
-    return None if board.is_game_over() else board
 
 
 def balanced_score_cp(searcher: Searcher, board: chess.Board, depth: int) -> int | None:
@@ -67,8 +52,8 @@ def make_book(count: int, seed: int, plies: int, depth: int, max_cp: int) -> lis
     seen: set[str] = set()
     book: list[str] = []
     while len(book) < count:
-        board = random_position(rng, plies)
-        if board is None:
+        board = random_opening(rng, plies)
+        if board.is_game_over():
             continue
         key = board.epd()
         if key in seen:

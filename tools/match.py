@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import logging
 import math
+import random
 import re
 import shlex
 import shutil
@@ -255,6 +256,21 @@ def parse_variant(text: str) -> type[chess.Board]:
         raise argparse.ArgumentTypeError(
             f"unknown variant {text!r} (python-chess's names: chess, 3check, kingofthehill, "
             "atomic, ...)") from None
+
+
+def random_opening(rng: random.Random, plies: int) -> chess.Board:
+    """One of the built-in openings, drawn by ``rng``, then up to ``plies`` random legal plies
+    (fewer if the game ends on the way)."""
+    openings = load_openings(None)
+    opening = openings[rng.randrange(len(openings))]
+    board = chess.Board(opening.fen)
+    for move in opening.moves:
+        board.push(move)
+    for _ in range(plies):
+        if board.is_game_over():
+            break
+        board.push(rng.choice(list(board.legal_moves)))
+    return board
 
 
 def load_openings(path: Path | None,

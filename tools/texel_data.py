@@ -29,7 +29,7 @@ from engine import params
 from engine.board import Position
 from engine.search import Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget
-from tools.match import REPO_DIR, load_openings
+from tools.match import REPO_DIR, random_opening
 
 SKIP_PLIES = 8  # the first plies after the opening are not sampled (still book-like)
 WIN_CP = 1000  # a game whose scores stay beyond this for WIN_PLIES plies is adjudicated won
@@ -41,16 +41,7 @@ RESULT_LABEL = {"1-0": "1.0", "0-1": "0.0", "1/2-1/2": "0.5"}
 
 def play_game(rng: random.Random, nodes: int, random_plies: int) -> tuple[list[str], str]:
     """One self-play game: (quiet positions as FEN, result '1-0' / '0-1' / '1/2-1/2')."""
-    openings = load_openings(None)
-    opening = openings[rng.randrange(len(openings))]
-    board = chess.Board(opening.fen)
-    for move in opening.moves:
-        board.push(move)
-    for _ in range(random_plies):
-        moves = list(board.legal_moves)
-        if not moves or board.is_game_over():
-            break
-        board.push(rng.choice(moves))
+    board = random_opening(rng, random_plies)
     searcher = Searcher(HASH_MB)
     limits = GoLimits(nodes=nodes)
     kept: list[str] = []
