@@ -2,10 +2,11 @@
 
 ``trace(board)`` computes, with python-chess, every term of ``engine.evaluate`` for one position
 as a coefficient per tunable (``TUNABLES``: the linear evaluation weights of
-``engine/params.py``) plus a constant part (piece-square tables and the king attack, which
-the tuner leaves alone).  ``exact_score`` puts a trace back together with the engine's integer
-arithmetic: for the current parameters it equals ``engine.evaluate.evaluate_white`` (the
-tests check this position by position), so what the tuner fits is the engine's evaluation.
+``engine/params.py`` and the piece-square tables of ``engine/psqt.py``) plus a constant part
+(the piece values and the king attack, which the tuner leaves alone).  ``exact_score`` puts a
+trace back together with the engine's integer arithmetic: for the current parameters it equals
+``engine.evaluate.evaluate_white`` (the tests check this position by position), so what the
+tuner fits is the engine's evaluation.
 """
 
 from __future__ import annotations
@@ -17,24 +18,32 @@ import chess
 import numpy as np
 import numpy.typing as npt
 
-from engine import params
-from engine.psqt import EG_TABLES, EG_VALUE, MG_TABLES, MG_VALUE, PHASE_INC, PHASE_MAX
+from engine import params, psqt
+from engine.psqt import EG_VALUE, MG_VALUE, PHASE_INC, PHASE_MAX
 
 MG, EG, TEMPO = "mg", "eg", "tempo"  # the part of the score a tunable adds to
 
 
+PARAMS, PSQT = "params", "psqt"  # the engine module a tunable is written in
+_MODULES = {PARAMS: params, PSQT: psqt}
+# the piece-square tables' names in engine/psqt.py, by piece type
+TABLE_NAMES = {chess.PAWN: "PAWN", chess.KNIGHT: "KNIGHT", chess.BISHOP: "BISHOP",
+               chess.ROOK: "ROOK", chess.QUEEN: "QUEEN", chess.KING: "KING"}
+
+
 @dataclass(frozen=True)
 class Tunable:
-    name: str  # a module-level name of engine/params.py
+    name: str  # a module-level name of engine/params.py (or engine/psqt.py)
     index: int | None  # the entry of a tuple, None for a plain int
     phase: str  # MG, EG or TEMPO
+    module: str = PARAMS
 
     @property
     def label(self) -> str:
         return self.name if self.index is None else f"{self.name}[{self.index}]"
 
     def value(self) -> int:
-        value = getattr(params, self.name)
+        value = getattr(_MODULES[self.module], self.name)
         return int(value if self.index is None else value[self.index])
 
 
@@ -50,6 +59,13 @@ def _tunables() -> tuple[Tunable, ...]:
         out += [Tunable("MOBILITY_MG", piece, MG), Tunable("MOBILITY_EG", piece, EG)]
     for rank in range(1, 7):
         out += [Tunable("PASSED_MG", rank, MG), Tunable("PASSED_EG", rank, EG)]
+    # The piece-square tables, entry by entry in their diagram order (a8 first); a pawn never
+    # stands on the first or last rank.
+    for piece, name in TABLE_NAMES.items():
+        for index in range(64):
+            if piece == chess.PAWN and not 8 <= index < 56:
+                continue
+            out += [Tunable(f"MG_{name}", index, MG, PSQT), Tunable(f"EG_{name}", index, EG, PSQT)]
     return tuple(out)
 
 
@@ -76,11 +92,10 @@ def _div(a: int, b: int) -> int:
     return a // b if a >= 0 else -((-a) // b)
 
 
-def _psqt(piece: chess.Piece, square: int) -> tuple[int, int]:
-    # the tables are diagrams from white's view, a8 first; black uses the mirrored square
-    index = square ^ 56 if piece.color == chess.WHITE else square
-    return (MG_VALUE[piece.piece_type] + MG_TABLES[piece.piece_type][index],  # type: ignore[index]
-            EG_VALUE[piece.piece_type] + EG_TABLES[piece.piece_type][index])  # type: ignore[index]
+def table_index(piece: chess.Piece, square: int) -> int:
+    """The entry of a piece-square table: the tables are diagrams from white's view, a8 first;
+    black uses the mirrored square."""
+    return square ^ 56 if piece.color == chess.WHITE else square
 
 
 def trace(board: chess.Board) -> Trace:
@@ -95,9 +110,12 @@ def trace(board: chess.Board) -> Trace:
     pawn_material = [0, 0]
     for square, piece in board.piece_map().items():
         sign = 1 if piece.color == chess.WHITE else -1
-        mg, eg = _psqt(piece, square)
-        const_mg += sign * mg
-        const_eg += sign * eg
+        const_mg += sign * MG_VALUE[piece.piece_type]
+        const_eg += sign * EG_VALUE[piece.piece_type]
+        name = TABLE_NAMES[piece.piece_type]
+        index = table_index(piece, square)
+        add(f"MG_{name}[{index}]", sign)
+        add(f"EG_{name}[{index}]", sign)
         phase += PHASE_INC[piece.piece_type]
         colour = 0 if piece.color == chess.WHITE else 1
         if piece.piece_type == chess.PAWN:

@@ -6,9 +6,11 @@ it came from (1 white won, 0.5 draw, 0 black won).  The evaluation is linear in 
 The tuner first fits the scale ``K`` of the win-probability curve
 ``sigmoid(score) = 1 / (1 + 10 ** (-K * score / 400))`` to the current weights, then minimizes
 the mean squared error between the results and ``sigmoid(score)`` by gradient descent (Adam),
-rounds the weights and writes them back into ``engine/params.py`` in place.
+rounds the weights and writes them back into ``engine/params.py`` in place.  With ``--tables``
+the piece-square tables of ``engine/psqt.py`` are tuned too (and written back there); without
+it they keep their values (a few hundred weights want a few hundred thousand positions).
 
-    python -m tools.texel_tune --data /tmp/kibitz-texel.txt [--epochs 2000] [--dry-run]
+    python -m tools.texel_tune --data /tmp/kibitz-texel.txt [--epochs 2000] [--tables] [--dry-run]
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import numpy.typing as npt
 from engine import params
 from engine.psqt import PHASE_MAX
 from tools.texel_trace import (
+    PARAMS,
+    PSQT,
     TUNABLES,
     Tunable,
     current_theta,
@@ -38,6 +42,10 @@ from tools.texel_trace import (
 )
 
 PARAMS_PATH = Path(__file__).resolve().parents[1] / "engine" / "params.py"
+PSQT_PATH = Path(__file__).resolve().parents[1] / "engine" / "psqt.py"
+PARAMS_TUNABLES = tuple(t for t in TUNABLES if t.module == PARAMS)
+PSQT_TUNABLES = tuple(t for t in TUNABLES if t.module == PSQT)
+TABLE_ROW = 8  # entries per line when a piece-square table is written back
 LN10_OVER_400 = math.log(10.0) / 400.0
 Floats = npt.NDArray[np.float64]
 
@@ -117,12 +125,14 @@ def fit_k(data: Dataset, theta: Floats) -> float:
 
 
 def tune(data: Dataset, theta: Floats, k: float, epochs: int, rate: float, l2: float = 0.0,
-         held_out: Dataset | None = None, check_every: int = 50) -> Floats:
+         held_out: Dataset | None = None, check_every: int = 50,
+         frozen: npt.NDArray[np.bool_] | None = None) -> Floats:
     """Adam on the mean squared error; full batch (the data set is a matrix in memory).
 
     ``l2`` pulls the weights towards their start (ridge): positions of one game share its
     result, so a small data set is easily overfitted.  With ``held_out`` the weights with the
     lowest loss on it are returned (early stopping), checked every ``check_every`` epochs.
+    The weights marked in ``frozen`` keep their start values.
     """
     origin = theta.astype(np.float64).copy()
     theta = origin.copy()
@@ -135,6 +145,8 @@ def tune(data: Dataset, theta: Floats, k: float, epochs: int, rate: float, l2: f
         # d/dtheta mean (r - p)^2 = mean(-2 (r - p) p (1 - p) k ln10/400 x)
         weight = -2.0 * (data.results - p) * p * (1.0 - p) * k * LN10_OVER_400
         gradient = data.features.T @ weight / len(p) + 2.0 * l2 * (theta - origin)
+        if frozen is not None:
+            gradient[frozen] = 0.0
         first = beta1 * first + (1 - beta1) * gradient
         second = beta2 * second + (1 - beta2) * gradient**2
         theta -= rate * (first / (1 - beta1**step)) / (np.sqrt(second / (1 - beta2**step))
@@ -146,13 +158,14 @@ def tune(data: Dataset, theta: Floats, k: float, epochs: int, rate: float, l2: f
     return best if held_out is not None else theta
 
 
-# --- params.py: read and write the tunables in place ------------------------------------------
+# --- params.py and psqt.py: read and write the tunables in place ------------------------------
 
-_ASSIGNMENT = r"^(?P<head>{name} = )(?P<value>-?\d+|\([-\d, ]*\))(?P<tail>.*)$"
+# an int, or a tuple of ints on one line or several (the piece-square tables' diagrams)
+_ASSIGNMENT = r"^(?P<head>{name} = )(?P<value>-?\d+|\([-\d,\s]*\))(?P<tail>.*)$"
 
 
-def read_values(text: str, tunables: Sequence[Tunable] = TUNABLES) -> dict[str, int]:
-    """The tunables' values as written in a params.py text, by label."""
+def read_values(text: str, tunables: Sequence[Tunable] = PARAMS_TUNABLES) -> dict[str, int]:
+    """The tunables' values as written in a params.py (or psqt.py) text, by label."""
     values = {}
     for t in tunables:
         match = re.search(_ASSIGNMENT.format(name=re.escape(t.name)), text, re.MULTILINE)
@@ -162,13 +175,18 @@ def read_values(text: str, tunables: Sequence[Tunable] = TUNABLES) -> dict[str, 
         if t.index is None:
             values[t.label] = int(literal)
         else:
-            values[t.label] = int(literal.strip("()").split(",")[t.index])
+            values[t.label] = int(_entries(literal)[t.index])
     return values
 
 
+def _entries(literal: str) -> list[str]:
+    return [v for v in literal.strip("()").replace("\n", " ").split(",") if v.strip()]
+
+
 def write_values(text: str, values: dict[str, int],
-                 tunables: Sequence[Tunable] = TUNABLES) -> str:
-    """``text`` with the tunables' assignments replaced by ``values`` (comments kept)."""
+                 tunables: Sequence[Tunable] = PARAMS_TUNABLES) -> str:
+    """``text`` with the tunables' assignments replaced by ``values`` (comments kept); a tuple
+    written over several lines is written back as rows of ``TABLE_ROW`` entries."""
     for name in dict.fromkeys(t.name for t in tunables):
         pattern = re.compile(_ASSIGNMENT.format(name=re.escape(name)), re.MULTILINE)
         match = pattern.search(text)
@@ -176,10 +194,15 @@ def write_values(text: str, values: dict[str, int],
             raise ValueError(f"params.py has no assignment of {name}")
         literal = match.group("value")
         if literal.startswith("("):
-            entries = [int(v) for v in literal.strip("()").split(",")]
+            entries = [int(v) for v in _entries(literal)]
             for i in range(len(entries)):
                 entries[i] = values.get(f"{name}[{i}]", entries[i])
-            new_literal = "(" + ", ".join(str(v) for v in entries) + ")"
+            if "\n" in literal:
+                rows = [entries[i:i + TABLE_ROW] for i in range(0, len(entries), TABLE_ROW)]
+                new_literal = "(\n" + "".join(
+                    "    " + ", ".join(f"{v:4d}" for v in row) + ",\n" for row in rows) + ")"
+            else:
+                new_literal = "(" + ", ".join(str(v) for v in entries) + ")"
         else:
             new_literal = str(values.get(name, int(literal)))
         text = text[: match.start("value")] + new_literal + text[match.end("value"):]
@@ -199,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "kept out of the fit to choose when to stop (default 0.2)")
     parser.add_argument("--params", type=Path, default=PARAMS_PATH,
                         help="the params.py written back (default: the engine's)")
+    parser.add_argument("--tables", action="store_true",
+                        help="tune the piece-square tables too")
+    parser.add_argument("--psqt", type=Path, default=PSQT_PATH,
+                        help="the psqt.py written back with --tables (default: the engine's)")
     parser.add_argument("--dry-run", action="store_true", help="report, write nothing")
     args = parser.parse_args(argv)
     if not args.data.is_file():
@@ -206,11 +233,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = load(args.data, args.limit)
     print(f"{len(rows)} positions from {args.data}", flush=True)
     text = args.params.read_text()
-    written = read_values(text)
+    table_text = args.psqt.read_text()
+    written = read_values(text) | read_values(table_text, PSQT_TUNABLES)
     start = np.array([written[t.label] for t in TUNABLES], dtype=np.float64)
     if not np.array_equal(start, current_theta()):
-        raise SystemExit(f"{args.params} differs from the engine's imported parameters: tune "
-                         "the params.py the engine runs with")
+        raise SystemExit(f"{args.params} or {args.psqt} differs from the engine's imported "
+                         "parameters: tune the files the engine runs with")
+    frozen = None if args.tables else np.array([t.module == PSQT for t in TUNABLES])
     if not 0.0 <= args.held_out < 1.0:
         raise SystemExit("--held-out must lie in [0, 1)")
     split = len(rows) - int(len(rows) * args.held_out)
@@ -221,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     held_before = loss(held_out, start, k) if held_out else math.nan
     print(f"K {k:.4f}, loss {before:.6f} (held out {held_before:.6f}) with the current weights",
           flush=True)
-    tuned = tune(data, start, k, args.epochs, args.rate, args.l2, held_out)
+    tuned = tune(data, start, k, args.epochs, args.rate, args.l2, held_out, frozen=frozen)
     rounded = np.round(tuned)
     after = loss(data, rounded, k)
     held_after = loss(held_out, rounded, k) if held_out else math.nan
@@ -232,9 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {t.label:26s} {int(old):5d} -> {int(new):5d}")
     if args.dry_run:
         return 0
-    args.params.write_text(write_values(text, {t.label: int(v) for t, v in
-                                               zip(TUNABLES, rounded, strict=True)}))
+    values = {t.label: int(v) for t, v in zip(TUNABLES, rounded, strict=True)}
+    args.params.write_text(write_values(text, values))
     print(f"wrote {args.params}")
+    if args.tables:
+        args.psqt.write_text(write_values(table_text, values, PSQT_TUNABLES))
+        print(f"wrote {args.psqt}")
     return 0
 
 

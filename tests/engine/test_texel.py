@@ -1,5 +1,5 @@
 """Texel tuning: the traced evaluation is the engine's, the tuner lowers the loss, and the
-weights it writes back round-trip through params.py."""
+weights it writes back round-trip through params.py and psqt.py."""
 
 from __future__ import annotations
 
@@ -11,16 +11,27 @@ import chess.engine
 import numpy as np
 import pytest
 
-from engine import params
+from engine import params, psqt
 from engine.board import Position
 from engine.evaluate import evaluate_white, new_scratch
 from tests.engine.test_evaluate import sample_positions
 from tools import texel_data, texel_tune
 from tools.texel_label import win_probability
 from tools.texel_trace import TUNABLES, current_theta, exact_score, trace
-from tools.texel_tune import Dataset, build, fit_k, loss, read_values, tune, write_values
+from tools.texel_tune import (
+    PARAMS_TUNABLES,
+    PSQT_TUNABLES,
+    Dataset,
+    build,
+    fit_k,
+    loss,
+    read_values,
+    tune,
+    write_values,
+)
 
 PARAMS = Path(__file__).resolve().parents[2] / "engine" / "params.py"
+PSQT = Path(__file__).resolve().parents[2] / "engine" / "psqt.py"
 
 
 def test_trace_reproduces_the_engine_evaluation() -> None:
@@ -72,19 +83,54 @@ def test_tuner_reduces_the_loss() -> None:
 def test_write_back_round_trips_params_py() -> None:
     text = PARAMS.read_text()
     values = read_values(text)
-    assert values == {t.label: t.value() for t in TUNABLES}
+    assert values == {t.label: t.value() for t in PARAMS_TUNABLES}
     assert write_values(text, values) == text  # the same weights: the same file
     changed = {label: value + 3 for label, value in values.items()}
     new_text = write_values(text, changed)
     assert read_values(new_text) == changed
     # everything else is untouched, comments included
     untouched = [line for line in text.splitlines() if line not in new_text.splitlines()]
-    assert all(any(line.startswith(t.name + " = ") for t in TUNABLES) for line in untouched)
+    assert all(any(line.startswith(t.name + " = ") for t in PARAMS_TUNABLES)
+               for line in untouched)
     namespace: dict[str, object] = {}
     exec(compile(new_text, "params.py", "exec"), namespace)  # still a valid module
     assert namespace["PASSED_EG"] == tuple(
         changed.get(f"PASSED_EG[{i}]", v) for i, v in enumerate(params.PASSED_EG)
     )
+
+
+def test_write_back_of_the_piece_square_tables() -> None:
+    text = PSQT.read_text()
+    values = read_values(text, PSQT_TUNABLES)
+    assert values == {t.label: t.value() for t in PSQT_TUNABLES}
+    assert read_values(write_values(text, values, PSQT_TUNABLES), PSQT_TUNABLES) == values
+    changed = {label: value - 7 for label, value in values.items()}
+    new_text = write_values(text, changed, PSQT_TUNABLES)
+    assert read_values(new_text, PSQT_TUNABLES) == changed
+    namespace: dict[str, object] = {}
+    exec(compile(new_text, "psqt.py", "exec"), namespace)  # still a valid module
+    assert namespace["EG_QUEEN"] == tuple(v - 7 for v in psqt.EG_QUEEN)
+    pawns = namespace["MG_PAWN"]
+    assert isinstance(pawns, tuple) and len(pawns) == 64
+    assert pawns[:8] == psqt.MG_PAWN[:8]  # the first and last ranks are no tunables
+    assert pawns[8] == psqt.MG_PAWN[8] - 7
+
+
+def test_the_tables_are_tuned_only_when_asked(tmp_path: Path) -> None:
+    data_file = tmp_path / "positions.txt"
+    rng = random.Random(6)
+    lines = [f"{fen} [{rng.choice(['1.0', '0.5', '0.0'])}]" for fen in sample_positions()[:60]]
+    data_file.write_text("\n".join(lines) + "\n")
+    for tables in (False, True):
+        params_copy = tmp_path / "params.py"
+        params_copy.write_text(PARAMS.read_text())
+        psqt_copy = tmp_path / "psqt.py"
+        psqt_copy.write_text(PSQT.read_text())
+        argv = ["--data", str(data_file), "--epochs", "50", "--held-out", "0",
+                "--params", str(params_copy), "--psqt", str(psqt_copy)]
+        assert texel_tune.main(argv + (["--tables"] if tables else [])) == 0
+        tuned = read_values(psqt_copy.read_text(), PSQT_TUNABLES)
+        assert (tuned != read_values(PSQT.read_text(), PSQT_TUNABLES)) == tables
 
 
 def test_tuner_command_writes_the_tuned_weights(tmp_path: Path) -> None:
