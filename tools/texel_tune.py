@@ -170,7 +170,7 @@ def read_values(text: str, tunables: Sequence[Tunable] = PARAMS_TUNABLES) -> dic
     for t in tunables:
         match = re.search(_ASSIGNMENT.format(name=re.escape(t.name)), text, re.MULTILINE)
         if match is None:
-            raise ValueError(f"params.py has no assignment of {t.name}")
+            raise ValueError(f"no assignment of {t.name} in the {t.module}.py text")
         literal = match.group("value")
         if t.index is None:
             values[t.label] = int(literal)
@@ -191,7 +191,7 @@ def write_values(text: str, values: dict[str, int],
         pattern = re.compile(_ASSIGNMENT.format(name=re.escape(name)), re.MULTILINE)
         match = pattern.search(text)
         if match is None:
-            raise ValueError(f"params.py has no assignment of {name}")
+            raise ValueError(f"no assignment of {name} in the text to write")
         literal = match.group("value")
         if literal.startswith("("):
             entries = [int(v) for v in _entries(literal)]

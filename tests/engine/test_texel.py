@@ -116,6 +116,13 @@ def test_write_back_of_the_piece_square_tables() -> None:
     assert pawns[8] == psqt.MG_PAWN[8] - 7
 
 
+def test_a_missing_assignment_is_named() -> None:
+    with pytest.raises(ValueError, match=r"MG_PAWN in the psqt\.py text"):
+        read_values("MG_VALUE = (0, 82)\n", PSQT_TUNABLES)
+    with pytest.raises(ValueError, match="BISHOP_PAIR_MG in the text to write"):
+        write_values("TEMPO = 10\n", {}, PARAMS_TUNABLES)
+
+
 def test_the_tables_are_tuned_only_when_asked(tmp_path: Path) -> None:
     data_file = tmp_path / "positions.txt"
     rng = random.Random(6)
