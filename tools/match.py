@@ -26,6 +26,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import logging
 import math
 import random
@@ -258,10 +259,16 @@ def parse_variant(text: str) -> type[chess.Board]:
             "atomic, ...)") from None
 
 
+@functools.cache
+def _built_in_openings() -> tuple[Opening, ...]:
+    """The built-in lines, parsed once: ``random_opening`` draws from them for every game."""
+    return tuple(load_openings(None))
+
+
 def random_opening(rng: random.Random, plies: int) -> chess.Board:
     """One of the built-in openings, drawn by ``rng``, then up to ``plies`` random legal plies
     (fewer if the game ends on the way)."""
-    openings = load_openings(None)
+    openings = _built_in_openings()
     opening = openings[rng.randrange(len(openings))]
     board = chess.Board(opening.fen)
     for move in opening.moves:
