@@ -80,6 +80,22 @@ def test_tuner_reduces_the_loss() -> None:
     assert loss(data, np.round(tuned), k) < before
 
 
+def test_the_default_tuning_moves_a_weight_as_far_as_the_data_ask() -> None:
+    # labels from an evaluation whose tempo bonus is 60 cp above params.py's, nothing else
+    data = _synthetic(120, seed=4)
+    start = current_theta().astype(np.float64)
+    tempo = [t.label for t in TUNABLES].index("TEMPO")
+    hidden = start.copy()
+    hidden[tempo] += 60
+    data.results = texel_tune.predict(data, hidden, 1.0)
+    defaults = texel_tune.build_parser().parse_args(["--data", "positions.txt"])
+    others = np.ones(len(start), dtype=np.bool_)
+    others[tempo] = False
+    tuned = tune(data, start, 1.0, epochs=300, rate=1.0, l2=defaults.l2, frozen=others)
+    # with a ridge of 1e-6 (the old default) it stays within a few centipawns of its start
+    assert abs(tuned[tempo] - hidden[tempo]) < 10
+
+
 def test_write_back_round_trips_params_py() -> None:
     text = PARAMS.read_text()
     values = read_values(text)
