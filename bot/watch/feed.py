@@ -18,7 +18,7 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -144,7 +144,8 @@ class Feed:
     def subscribe(self) -> asyncio.Queue[str | None]:
         """A new page: its queue starts with the whole state. None in it means "go away"."""
         self._pages_open = True
-        self.sample()
+        for message in self.sample():  # what changed since the last sample: for the others
+            self._send(message)
         page: asyncio.Queue[str | None] = asyncio.Queue(PAGE_QUEUE)
         page.put_nowait(sse("hello", self.state()))
         self._pages.add(page)
@@ -176,12 +177,14 @@ class Feed:
         """Until cancelled: while a page is open, sample and send the changes."""
         while True:
             try:
-                messages = self.sample()
+                # One game at a time, the loop free in between: a game's state that arrives
+                # meanwhile is answered before the next board is drawn (a few ms each).
+                for messages in self._sample_steps():
+                    for message in messages:
+                        self._send(message)
+                    await asyncio.sleep(0)
             except Exception:  # a broken sample must never take the bot down
                 log.exception("status page: cannot sample the bot's state")
-                messages = []
-            for message in messages:
-                self._send(message)
             if not self._wanted.is_set():
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.idle_interval_s):
@@ -201,23 +204,26 @@ class Feed:
 
     def sample(self) -> list[str]:
         """Bring the cards and the service panel up to date; the events for the pages."""
-        now_s = self._clock()
-        messages: list[str] = []
+        return [message for messages in self._sample_steps() for message in messages]
+
+    def _sample_steps(self) -> Iterator[list[str]]:
+        """`sample` in steps, one per game, then the finished cards and the service."""
         live = self.bot.games
         for game_id, game in list(live.items()):
             message = self._sample_game(game_id, game)
-            if message is not None:
-                messages.append(message)
-        messages.extend(self._finish_cards(live, now_s))
+            yield [message] if message is not None else []
+        now_s = self._clock()
+        messages = self._finish_cards(live, now_s)
         if not self._pages_open:
-            return []  # the service panel is looked at only when a page opens
+            yield []  # the service panel is looked at only when a page opens
+            return
         service = self._service_state(now_s)
         key = json.dumps({k: v for k, v in service.items() if k != "uptime_s"}, sort_keys=True)
         self._service = service
         if key != self._service_key:
             self._service_key = key
             messages.append(sse("service", service))
-        return messages
+        yield messages
 
     def capture(self, game_id: str) -> None:
         """Take one game's state now (it is ending) and send it to the pages."""

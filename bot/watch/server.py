@@ -173,9 +173,7 @@ class Watch:
                         "it", self.settings.host, self.settings.port, exc.strerror or exc)
             return
         self._runner = runner
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else self.settings.port
+        self.port = int(runner.addresses[0][1]) if runner.addresses else self.settings.port
         logging.getLogger().addHandler(self.ring)
         self._tasks = [asyncio.create_task(feed.run(), name="status page feed"),
                        asyncio.create_task(self._tick(), name="status page heartbeat")]

@@ -25,7 +25,8 @@ EVAL_CLAMP_CP: Final = 1000  # the eval graph spans -10..+10 pawns
 BOARD_PX: Final = 320  # the SVG's own size; CSS scales it to the card
 # lila: modules/bot/src/main/BotLimit.scala, `Max(100)` games between bots per day
 BOT_GAMES_PER_DAY: Final = 100
-SCORES = {"1-0": "1-0", "0-1": "0-1", "1/2-1/2": "½-½"}
+# Lichess writes the clocks under a minute as fractions: ¼+0 is 15 seconds.
+MINUTE_FRACTIONS: Final = {15: "¼", 30: "½", 45: "¾"}
 
 
 def player(who: Player) -> dict[str, Any]:
@@ -33,14 +34,11 @@ def player(who: Player) -> dict[str, Any]:
 
 
 def time_control(initial_s: float | None, increment_s: float | None) -> str:
-    """"3+2" (minutes + seconds), "½+0" style fractions as decimals, "-" when unlimited."""
+    """As Lichess writes it: "3+2" (minutes + seconds), "½+0"; "-" when unlimited."""
     if initial_s is None:
         return "-"
-    minutes = initial_s / 60
-    shown = f"{minutes:g}" if minutes >= 1 or minutes == 0 else {0.25: "¼", 0.5: "½",
-                                                                    0.75: "¾"}.get(minutes,
-                                                                                   f"{minutes:g}")
-    return f"{shown}+{increment_s or 0:g}"
+    minutes = MINUTE_FRACTIONS.get(round(initial_s), f"{initial_s / 60:g}")
+    return f"{minutes}+{increment_s or 0:g}"
 
 
 def white_cp(score: object) -> int | None:

@@ -25,6 +25,7 @@ from bot.ops.config import WatchConfig
 from bot.watch.feed import FINISHED_KEPT_S, EvalRecorder, Feed
 from bot.watch.prometheus import registry_for
 from bot.watch.server import PASSWORD_ENV, WatchError, WatchSettings, authorized
+from bot.watch.view import time_control
 from bot.watch.warnings import WarningRing
 
 TOKEN = "lip_averysecrettoken123"
@@ -252,3 +253,12 @@ def test_loopback_by_default_and_a_password_beyond_it() -> None:
 ])
 def test_the_password_is_checked(header: str | None, ok: bool) -> None:
     assert authorized(header, "secret") is ok
+
+
+@pytest.mark.parametrize(("initial_s", "increment_s", "shown"), [
+    (180.0, 2.0, "3+2"), (15.0, 0.0, "¼+0"), (30.0, 1.0, "½+1"), (90.0, 0.0, "1.5+0"),
+    (None, None, "-"),
+])
+def test_time_controls_as_lichess_writes_them(initial_s: float | None,
+                                             increment_s: float | None, shown: str) -> None:
+    assert time_control(initial_s, increment_s) == shown
