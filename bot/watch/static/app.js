@@ -73,6 +73,9 @@ function drawGame(game) {
   entry.clocks = game.clocks;
   entry.at = performance.now();
   text(el.querySelector(".opponent"), "vs " + playerName(game.opponent));
+  const link = el.querySelector(".game-link");
+  text(link, game.id);
+  link.href = game.url;
   text(el.querySelector(".meta"), `${game.time_control} ${game.variant} ` +
        `${game.rated ? "rated" : "casual"} · ${game.color}`);
   if (game.svg) {

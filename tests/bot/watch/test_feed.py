@@ -24,7 +24,14 @@ from bot.lichess.events import ChatLine, Player
 from bot.ops.config import WatchConfig
 from bot.watch.feed import FINISHED_KEPT_S, EvalRecorder, Feed
 from bot.watch.prometheus import registry_for
-from bot.watch.server import PASSWORD_ENV, WatchError, WatchSettings, authorized
+from bot.watch.server import (
+    LOOP_STALL_S,
+    PASSWORD_ENV,
+    Watch,
+    WatchError,
+    WatchSettings,
+    authorized,
+)
 from bot.watch.view import time_control
 from bot.watch.warnings import WarningRing
 
@@ -262,3 +269,17 @@ def test_the_password_is_checked(header: str | None, ok: bool) -> None:
 def test_time_controls_as_lichess_writes_them(initial_s: float | None,
                                              increment_s: float | None, shown: str) -> None:
     assert time_control(initial_s, increment_s) == shown
+
+
+async def test_healthz_wants_the_event_stream_and_a_turning_loop(client: Lichess) -> None:
+    clock = Clock()
+    watch = Watch(WatchSettings("127.0.0.1", 0, None), base_url="https://lichess.org",
+                  token=TOKEN, clock=clock)
+    watch.attach(fake_bot(client))
+    ok, why = watch.healthy()
+    assert not ok and "event stream" in why
+    client.open_streams.add(EVENT_STREAM_KIND)
+    assert watch.healthy() == (True, "ok")
+    clock.now_s += LOOP_STALL_S + 1  # no heartbeat since: the loop is stuck
+    ok, why = watch.healthy()
+    assert not ok and "has not turned" in why

@@ -52,6 +52,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync",
                   "--disable-dev-shm-usage", "--window-size=1280,1000")
+PHONE_WINDOW = (400, 860)
 CLOCK = re.compile(r"^(white|black) \d+:\d{2}(\.\d)?(:\d{2})?$")
 
 
@@ -149,6 +150,11 @@ async def test_two_games_live_in_a_browser(tmp_path: Path, browser: Any) -> None
             assert shot.stat().st_size > 10_000
             if target := os.environ.get("KIBITZ_WATCH_SCREENSHOT"):
                 shutil.copyfile(shot, target)
+            # A phone's width: one column, nothing wider than the screen.
+            await asyncio.to_thread(browser.set_window_size, *PHONE_WINDOW)
+            await until(browser, lambda d: d.execute_script(
+                "return document.documentElement.scrollWidth <= window.innerWidth"))
+            browser.save_screenshot(str(tmp_path / "watch-phone.png"))
             assert await post_as(server, mallory, f"/api/board/game/{game_id}/resign") == 200
             await run.done_with([game_id])
             # The finished card stays, with its result and its PGN link.
