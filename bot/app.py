@@ -386,6 +386,7 @@ class Bot:
         log.info("challenge %s is %s after %.0f s in the queue: declining", challenge.id,
                  status, time.monotonic() - queued_at)
         if status == "offline":
+            self._decided(challenge, Verdict(DeclineReason.LATER, "gone offline"), "declined")
             await self._decline(challenge.id, DeclineReason.LATER)
         return False
 
@@ -401,6 +402,7 @@ class Bot:
         why = ("our games against bots for today are used up" if isinstance(exc, RateLimited)
                else f"{challenge.challenger.name} played its games against bots for today")
         log.info("challenge %s: declining (%s)", challenge.id, why)
+        self._decided(challenge, Verdict(DeclineReason.LATER, why), "declined")
         assert self._tg is not None
         self._tg.create_task(self._decline(challenge.id, DeclineReason.LATER),
                              name=f"decline {challenge.id}")

@@ -43,8 +43,9 @@ class BotCollector(Collector):
             finished.add_metric([result], count)
         yield finished
         challenges = CounterMetricFamily(
-            "kibitz_challenges", "Incoming challenges by decision (queued, accepted, declined) "
-            "and Lichess decline reason", labels=["decision", "reason"])
+            "kibitz_challenges", "Incoming challenges by decision and Lichess decline reason: "
+            "one that passes the rules counts as queued, then as accepted or declined",
+            labels=["decision", "reason"])
         for (decision, reason), count in sorted(metrics.challenges.items()):
             challenges.add_metric([decision, reason], count)
         yield challenges

@@ -77,6 +77,10 @@ async def test_page_metrics_and_health_agree_with_the_sandbox(tmp_path: Path) ->
             auth = basic("anyone", PASSWORD)
             await server.start_opponent("alice", challenge=ChallengeSpec(BOT, 60, 0,
                                                                          repeat=False), seed=3)
+            # Carol asks for a variant the built-in engine does not play: declined.
+            server.add_account("carol", bot=False)
+            declined = await server.challenge("carol", BOT, 60, 0, variant="horde")
+            await wait_for(lambda: server.lobby.challenges[declined].status == "declined")
             # Mallory, driven by the test, says something hostile, makes a move and resigns.
             mallory = server.add_account("mallory", bot=False)
             mallory_game = await server.challenge("mallory", BOT, 60, 0, color="white")
@@ -154,6 +158,12 @@ async def test_page_metrics_and_health_agree_with_the_sandbox(tmp_path: Path) ->
         assert value("kibitz_games_finished", "kibitz_games_finished_total", result=result) \
             == sum(bot_result(r) == result for r in ended)
     assert value("kibitz_challenges", "kibitz_challenges_total", decision="accepted") == 2
+    declined_key = server.lobby.challenges[declined].decline_key
+    assert value("kibitz_challenges", "kibitz_challenges_total", decision="declined") \
+        == value("kibitz_challenges", "kibitz_challenges_total", decision="declined",
+                 reason=declined_key) == 1
+    (carol,) = [c for c in hello["service"]["challenges"] if c["challenger"] == "carol"]
+    assert (carol["decision"], carol["reason"]) == ("declined", declined_key)
     assert value("kibitz_move_overhead_seconds", "kibitz_move_overhead_seconds_count") \
         == value("kibitz_moves", "kibitz_moves_total")
     assert value("kibitz_requests", "kibitz_requests_total", kind="move") \
