@@ -106,7 +106,8 @@ class _Memory:
 
 
 class Feed:
-    """Samples the bot while pages are open and sends them what changed."""
+    """Samples the bot (often while a page is open, seldom otherwise) and sends the open
+    pages what changed."""
 
     def __init__(self, bot: WatchedBot, ring: WarningRing, *, base_url: str,
                  interval_s: float = FEED_INTERVAL_S,
@@ -174,7 +175,7 @@ class Feed:
     # --- sampling ----------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Until cancelled: while a page is open, sample and send the changes."""
+        """Until cancelled: sample, and send the changes to the open pages."""
         while True:
             try:
                 # One game at a time, the loop free in between: a game's state that arrives
