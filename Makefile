@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: test test-slow lint bench bench-bot bench-soak bench-memory match opponents demo play \
-	sandbox clean stockfish fairy-stockfish xboard-engines
+	sandbox clean stockfish fairy-stockfish xboard-engines chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ ORDER = $(if $(filter off,$(SEED)),-p no:randomly,--randomly-seed=$(SEED))
 
 # The variant and XBoard engines are tried first: a new machine that may install packages
 # runs those end-to-end tests instead of skipping them (where it may not, they skip).
-test: lint fairy-stockfish xboard-engines
+test: lint fairy-stockfish xboard-engines chromium
 	@# numba compiles the engine into its cache once per checkout: done here, so that no
 	@# test (whichever comes first in the random order) waits minutes for it
 	$(BIN)/kibitz-engine bench > /dev/null
@@ -80,6 +80,13 @@ xboard-engines:
 	command -v phalanx >/dev/null 2>&1 || test -x /usr/games/phalanx || \
 		(apt-get update -qq && apt-get install -y -qq phalanx) || \
 		echo "phalanx could not be installed: its tests will skip"
+
+# Debian's chromium and its WebDriver drive the status page's browser test (Selenium);
+# installed when missing and apt-get can run, otherwise that test skips.
+chromium:
+	command -v chromedriver >/dev/null 2>&1 && (command -v chromium >/dev/null 2>&1) || \
+		(apt-get update -qq && apt-get install -y -qq chromium chromium-driver) || \
+		echo "chromium could not be installed: the status page's browser test will skip"
 
 # Sunfish pins an old python-chess, so it lives in a venv of its own.
 SUNFISH_VENV := .venv-sunfish

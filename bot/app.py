@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import signal
 import time
 from collections import OrderedDict, deque
@@ -61,6 +62,7 @@ from bot.ops.logs import live_view_handler
 from bot.ops.memory import memory_report
 from bot.ops.sdnotify import Notify
 from bot.ops.status import bot_status, run_status
+from bot.watch.server import Watch, WatchError, WatchSettings
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +191,7 @@ class Bot:
             if isinstance(item, StreamOpened):
                 if item.attempt:
                     log.info("event stream reopened (attempt %d)", item.attempt)
+                    self.metrics.stream_reconnects += 1
                 self.connected.set()
                 continue
             try:
@@ -280,6 +283,7 @@ class Bot:
             verdict = Verdict(DeclineReason.LATER, "the queue is full")
         who = f"{challenge.challenger.name} ({challenge.variant}, {challenge.speed}, " \
               f"{'rated' if challenge.rated else 'casual'})"
+        self._decided(challenge, verdict, "queued" if verdict.accept else "declined")
         if verdict.accept:
             log.info("challenge %s from %s: queued", cid, who)
             self.queue.append(challenge)
@@ -290,6 +294,14 @@ class Bot:
         self._remember(cid)
         assert self._tg is not None and verdict.reason is not None
         self._tg.create_task(self._decline(cid, verdict.reason), name=f"decline {cid}")
+
+    def _decided(self, challenge: Challenge, verdict: Verdict, decision: str) -> None:
+        """Counted for /metrics and shown on the status page."""
+        rated = "rated" if challenge.rated else "casual"
+        self.metrics.challenge_decided(
+            challenge.id, challenge.challenger.name,
+            f"{challenge.variant} {challenge.speed} {rated}", decision,
+            verdict.reason.value if verdict.reason is not None else "", verdict.why)
 
     async def _decline(self, challenge_id: str, reason: DeclineReason) -> None:
         try:
@@ -338,6 +350,7 @@ class Bot:
                                         self.book.situation(self.block_lists.names))
                 if verdict.reason is not None:  # the situation changed while it waited
                     log.info("challenge %s: declining (%s)", challenge.id, verdict.why)
+                    self._decided(challenge, verdict, "declined")
                     await self._decline(challenge.id, verdict.reason)
                     continue
                 if holds_slot(challenge):
@@ -351,6 +364,7 @@ class Bot:
                     continue
                 log.info("accepted challenge %s from %s", challenge.id,
                          challenge.challenger.name)
+                self._decided(challenge, verdict, "accepted")
                 self.book.engage(challenge.id, challenge.challenger.id,
                                  bot=challenge.challenger.is_bot, started=False,
                                  realtime=holds_slot(challenge))
@@ -372,6 +386,7 @@ class Bot:
         log.info("challenge %s is %s after %.0f s in the queue: declining", challenge.id,
                  status, time.monotonic() - queued_at)
         if status == "offline":
+            self._decided(challenge, Verdict(DeclineReason.LATER, "gone offline"), "declined")
             await self._decline(challenge.id, DeclineReason.LATER)
         return False
 
@@ -387,6 +402,7 @@ class Bot:
         why = ("our games against bots for today are used up" if isinstance(exc, RateLimited)
                else f"{challenge.challenger.name} played its games against bots for today")
         log.info("challenge %s: declining (%s)", challenge.id, why)
+        self._decided(challenge, Verdict(DeclineReason.LATER, why), "declined")
         assert self._tg is not None
         self._tg.create_task(self._decline(challenge.id, DeclineReason.LATER),
                              name=f"decline {challenge.id}")
@@ -506,13 +522,15 @@ async def run_bot(
     on_ready: Callable[[Me], object] | None = None,
     notify: Notify | None = None,
     watch_clock: Callable[[], float] = time.monotonic,
+    watch: Watch | None = None,
 ) -> int:
     """Run the bot until stopped; the exit code (0 after a clean stop).
 
     `stop` (tests, embedding) asks for the same graceful stop as SIGTERM. `hooks` plugs in the
     game features (default: from the config). `on_ready` is called once the engine is warm
     and the event stream is open; `notify` receives systemd notify lines. `watch_clock` is the
-    time of the games' watchdogs (abort, claims), which a test may drive itself.
+    time of the games' watchdogs (abort, claims), which a test may drive itself. `watch`
+    serves the status page instead of the one `config.watch` describes.
     """
     main = asyncio.current_task()
     hard_stopped = False
@@ -534,6 +552,12 @@ async def run_bot(
     features: Features | None = None
     uninstall: Callable[[], None] = lambda: None  # noqa: E731
     try:
+        if watch is None and config.watch.enabled:
+            try:
+                watch = Watch(WatchSettings.resolve(config.watch, os.environ), base_url=url,
+                              token=token)
+            except WatchError as exc:
+                raise ConfigProblem(str(exc)) from exc
         me = await check_account(client)
         log.info("logged in as %s on %s", me.name, url)
         if hooks is None:
@@ -542,8 +566,13 @@ async def run_bot(
             except FeatureError as exc:
                 raise ConfigProblem(str(exc)) from exc
             hooks = features.hooks()
+        if watch is not None:
+            hooks = watch.hooks(hooks)
         bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify,
                   watch_clock=watch_clock)
+        if watch is not None:
+            watch.attach(bot)
+            await watch.start()
         if handle_signals:
             uninstall = _install_signals(bot, hard_stop)
         usage, warning = memory_report(config)
@@ -597,6 +626,8 @@ async def run_bot(
         raise
     finally:
         uninstall()
+        if watch is not None:
+            await watch.close()
         await engines.close()
         if host is not None:
             await host.close()

@@ -6,12 +6,17 @@ bookkeeping, and the event loop's own delays. The sandbox and its opponents run 
 process, so their work does not share the bot's event loop. The opponents challenge for
 exactly `--games` games between them, so the bot plays what it is asked.
 
+With --page the session is played twice in the same run, first with nobody watching, then
+with the status page open and streaming (a reader of its server-sent events in a process of
+its own, as a browser would be): the ratio of the two overheads is the page's cost.
+
 With --soak the bot plays many short games (300 at 30+0 unless told otherwise) and the
 resident memory of the bot's process is reported at the start, after the warm-up, in the
 middle and at the end: it must stay flat for a bot that runs for weeks.
 
     python -m tools.bench_bot [--games 24] [--concurrency 4] [--engine builtin|stockfish|CMD]
     python -m tools.bench_bot --soak [--games 300]
+    python -m tools.bench_bot --page --games 24 --concurrency 8
 """
 
 from __future__ import annotations
@@ -36,9 +41,12 @@ from bot.app import run_bot
 from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config
+from bot.watch.server import Watch, WatchSettings
 
 BOT = "kibitz"
 SERVE_FLAG = "--serve"
+READ_PAGE_FLAG = "--read-page"
+READER_END_S = 10.0  # the page's reader ends with the bot's feed; killed if it lingers
 SOAK_GAMES = 300  # --soak without --games
 SOAK_BASE_S = 30  # --soak without --base: the shortest clock a bot may play (bullet)
 WARM_UP_SHARE = 0.1  # the soak's memory growth is counted from this share of the games
@@ -144,9 +152,69 @@ async def start_sandbox(opponents: int, minutes_s: int, increment_s: int,
     return sandbox, url, token
 
 
+async def read_page(url: str) -> None:
+    """A page left open: read the feed's events until killed; their count and bytes at the
+    end (on stdout)."""
+    import aiohttp
+    events = size = 0
+    try:
+        async with aiohttp.ClientSession() as session, session.get(
+                url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
+            async for line in resp.content:
+                size += len(line)
+                events += line.startswith(b"event: ")
+    finally:
+        print(f"{events} {size}", flush=True)
+
+
+@dataclass
+class Session:
+    metrics: Metrics
+    elapsed_s: float
+    code: int
+    memory: MemoryTrace
+    page: str = ""  # with a page open: what it received
+
+
 async def bench(args: argparse.Namespace) -> int:
+    if not args.page:
+        run = await session(args, page=False)
+        report(run.metrics, run.elapsed_s, args)
+        if args.soak:
+            return report_memory(run.memory) or run.code
+        return run.code
+    without = await session(args, page=False)
+    with_page = await session(args, page=True)
+    print("-- without the page")
+    report(without.metrics, without.elapsed_s, args)
+    print(f"-- with the page open and streaming ({with_page.page})")
+    report(with_page.metrics, with_page.elapsed_s, args)
+    compare(without.metrics, with_page.metrics)
+    return without.code or with_page.code
+
+
+def engine_overheads_ms(metrics: Metrics) -> list[float]:
+    return [m.overhead_s * 1000 for m in metrics.moves if m.source == "engine"]
+
+
+def compare(without: Metrics, with_page: Metrics) -> None:
+    """The page's cost: its overheads over those without it (1.00 = no difference)."""
+    base, page = engine_overheads_ms(without), engine_overheads_ms(with_page)
+    if not base or not page:
+        print("page cost: not measured (no engine moves)")
+        return
+    ratios = [(name, statistics.median(page) / statistics.median(base) if name == "median"
+               else percentile(page, share) / percentile(base, share))
+              for name, share in (("median", 0.5), ("p90", 0.9), ("p99", 0.99))]
+    print("page cost (overhead with the page / without): " + ", ".join(
+        f"{name} {ratio:.2f}x" for name, ratio in ratios))
+
+
+async def session(args: argparse.Namespace, *, page: bool) -> Session:
     sandbox, url, token = await start_sandbox(min(args.concurrency, args.games), args.base,
                                               args.increment, games=args.games)
+    reader: asyncio.subprocess.Process | None = None
+    watch = Watch(WatchSettings("127.0.0.1", 0, None), base_url=url, token=token)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             config = session_config(Path(tmp), engine_command(args.engine), args.concurrency,
@@ -160,7 +228,13 @@ async def bench(args: argparse.Namespace) -> int:
                           ("middle", max(1, args.games // 2)), ("end", args.games)]
 
             async def stop_after_games() -> None:
+                nonlocal reader
                 await ready.wait()
+                if page:
+                    reader = await asyncio.create_subprocess_exec(
+                        sys.executable, "-m", "tools.bench_bot", READ_PAGE_FLAG,
+                        f"http://127.0.0.1:{watch.port}/events",
+                        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
                 memory.take("start", 0)
                 for label, count in milestones:
                     while metrics.games_finished < count:  # noqa: ASYNC110
@@ -174,17 +248,23 @@ async def bench(args: argparse.Namespace) -> int:
                     config, url=url, token=token, stop=stop, handle_signals=True,
                     metrics=metrics,
                     timings=ClientTimings(requests_per_minute=100_000, request_burst=1000),
-                    on_ready=lambda _me: ready.set(),
+                    on_ready=lambda _me: ready.set(), watch=watch,
                 )
                 watcher.cancel()
             elapsed_s = time.monotonic() - started
     finally:
         sandbox.terminate()
         await sandbox.wait()
-    report(metrics, elapsed_s, args)
-    if args.soak:
-        return report_memory(memory) or code
-    return code
+    received = ""
+    if reader is not None:
+        try:  # the feed ends with the bot
+            out, _ = await asyncio.wait_for(reader.communicate(), READER_END_S)
+        except TimeoutError:
+            reader.kill()
+            out, _ = await reader.communicate()
+        events, _, size = out.decode().strip().partition(" ")
+        received = f"{events} events, {int(size or 0) / 1e6:.1f} MB received"
+    return Session(metrics, elapsed_s, code, memory, received)
 
 
 def report_memory(memory: MemoryTrace) -> int:
@@ -234,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
                               float(argv[4]) if len(argv) > 4 else 0.01,
                               int(argv[5]) if len(argv) > 5 else None))
         return 0
+    if argv and argv[0] == READ_PAGE_FLAG:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(read_page(argv[1]))
+        return 0
     parser = argparse.ArgumentParser(prog="python -m tools.bench_bot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=None,
@@ -248,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--increment", type=int, default=0, help="increment in s (default 0)")
     parser.add_argument("--soak", action="store_true",
                         help="many short games; report the resident memory as they go")
+    parser.add_argument("--page", action="store_true",
+                        help="play the session twice: without, then with the status page open "
+                             "and streaming; report the page's cost")
     args = parser.parse_args(argv)
     if args.games is None:
         args.games = SOAK_GAMES if args.soak else 24

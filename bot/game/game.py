@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -57,6 +58,7 @@ from bot.ops.logs import MoveLog, game_context
 
 log = logging.getLogger(__name__)
 
+CHAT_KEPT: Final = 20  # the latest chat lines of a game, for the status page
 WATCH_INTERVAL_S: Final = 0.25  # how often the watchdog looks at the game
 FINISHED: Final = "finished"  # the reason of a game that ended on the board or by the server
 
@@ -141,6 +143,7 @@ class Game:
         self._resync_wanted = False
         self._greeted = False
         self._observers: list[GameObserver] = []
+        self.chat: deque[ChatLine] = deque(maxlen=CHAT_KEPT)  # others' lines, the latest
 
     # --- public --------------------------------------------------------------------------
 
@@ -340,6 +343,8 @@ class Game:
         return self.position is not None and self.position.our_turn and not self.over
 
     def _on_chat(self, line: ChatLine) -> None:
+        if line.username.lower() != self.me.name.lower():  # ours: the PV, shown already
+            self.chat.append(line)
         position = self.position
         if position is None:
             log.debug("chat %s <%s> %r", line.room, line.username, line.text)

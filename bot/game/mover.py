@@ -96,6 +96,11 @@ class Mover:
             await self.engines.release(engine)
 
     @property
+    def engine_pid(self) -> int | None:
+        """The process of the engine this game holds now (None between moves of a pool)."""
+        return self._engine.pid if self._engine is not None else None
+
+    @property
     def engine_name(self) -> str:
         return self._engine.name if self._engine is not None else self.engines.name
 

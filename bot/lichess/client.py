@@ -28,7 +28,7 @@ import json
 import logging
 import random
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
@@ -293,6 +293,45 @@ def rate_limit_wait_s(body: str, headers: Mapping[str, str], floor_s: float) -> 
     return wait_s
 
 
+EVENT_STREAM_KIND: Final = "stream:event"
+# Endpoint kinds that carry a game id (`move:<game>`): counted under the part before it.
+PER_GAME_KINDS: Final = ("stream:game", "move", "chat", "game")
+TALLY_WINDOW_S: Final = 60.0  # "requests in the last minute"
+TALLY_RECENT_KEPT: Final = 10_000  # request times kept for that window, at most
+
+
+def endpoint_kind(kind: str) -> str:
+    """The kind of a request without its game id: `move:abc123` -> `move`."""
+    for prefix in PER_GAME_KINDS:
+        if kind.startswith(prefix + ":"):
+            return prefix
+    return kind
+
+
+class RequestTally:
+    """Requests sent and 429s received by endpoint kind, and the times of the last minute's
+    requests: what the status page and /metrics show of the request budget."""
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self.sent: Counter[str] = Counter()
+        self.rate_limited: Counter[str] = Counter()
+        self._recent: deque[float] = deque(maxlen=TALLY_RECENT_KEPT)
+
+    def request(self, kind: str) -> None:
+        self.sent[endpoint_kind(kind)] += 1
+        self._recent.append(self._now())
+
+    def too_many(self, kind: str) -> None:
+        self.rate_limited[endpoint_kind(kind)] += 1
+
+    def last_minute(self) -> int:
+        since = self._now() - TALLY_WINDOW_S
+        while self._recent and self._recent[0] < since:
+            self._recent.popleft()
+        return len(self._recent)
+
+
 class Lichess:
     """The HTTP client. Create it inside a running loop; close it (or use `async with`)."""
 
@@ -307,6 +346,8 @@ class Lichess:
         )
         self._token = token
         self._blocked_until: dict[str, float] = {}
+        self.tally = RequestTally()
+        self.open_streams: set[str] = set()  # kinds of the ndjson streams connected now
         self.budget = RequestBudget(
             self.timings.requests_per_minute, self.timings.request_burst,
             move_reserve=self.timings.move_reserve, chat_reserve=self.timings.chat_reserve)
@@ -327,6 +368,11 @@ class Lichess:
         await self._session.close()
 
     # --- rate-limit bookkeeping, per endpoint ------------------------------------------------
+
+    def pauses_s(self) -> dict[str, float]:
+        """The endpoint kinds paused by a 429 now, with the seconds left."""
+        return {kind: left for kind in list(self._blocked_until)
+                if (left := self.blocked_for_s(kind)) > 0}
 
     def blocked_for_s(self, kind: str) -> float:
         return max(0.0, self._blocked_until.get(kind, 0.0) - time.monotonic())
@@ -381,6 +427,7 @@ class Lichess:
                 log.info("%s %s held %.1f s to keep under the requests-per-minute limit",
                          method, path, waited_s)
             problem: str
+            self.tally.request(kind)
             try:
                 async with self._session.request(
                     method, self.base_url + path, data=data, params=params,
@@ -405,6 +452,7 @@ class Lichess:
                     floor_s = (self.timings.move_retry_s if priority == Priority.MOVE
                                else self.timings.rate_limit_pause_s)
                     wait_s = rate_limit_wait_s(body, resp_headers, floor_s)
+                    self.tally.too_many(kind)
                     if key == BOT_DAY_KEY:  # our day cap on bot games: not the endpoint's
                         raise RateLimited(f"{method} {path}: {error_message(body)}", body, key,
                                           wait_s)
@@ -457,6 +505,7 @@ class Lichess:
             sock_connect=self.timings.request_timeout_s,
             sock_read=self.timings.stream_read_timeout_s,
         )
+        self.tally.request(kind)
         async with self._session.get(self.base_url + path, timeout=timeout) as resp:
             reply = classify(resp.status)
             if reply is not Reply.OK:
@@ -464,6 +513,7 @@ class Lichess:
                 if reply is Reply.AUTH:
                     raise AuthError(resp.status, error_message(body))
                 if reply is Reply.RATE_LIMITED:
+                    self.tally.too_many(kind)
                     wait_s = rate_limit_wait_s(
                         body, dict(resp.headers), self.timings.rate_limit_pause_s
                     )
@@ -472,14 +522,18 @@ class Lichess:
                 if reply is Reply.REFUSED:
                     raise RequestError(resp.status, error_message(body), path)
                 raise Unavailable(f"GET {path}: HTTP {resp.status}: {error_message(body)}")
-            async for raw_line in resp.content:
-                line = raw_line.strip()
-                if not line:
-                    continue  # keep-alive
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    log.warning("%s: skipped a line that is not JSON: %.100r", path, line)
+            self.open_streams.add(kind)
+            try:
+                async for raw_line in resp.content:
+                    line = raw_line.strip()
+                    if not line:
+                        continue  # keep-alive
+                    try:
+                        yield json.loads(line)
+                    except ValueError:
+                        log.warning("%s: skipped a line that is not JSON: %.100r", path, line)
+            finally:
+                self.open_streams.discard(kind)
 
     async def follow(self, path: str, *, kind: str) -> AsyncIterator[Any]:
         """An ndjson stream that reopens itself after silence, a drop, a 5xx or a 429.
@@ -508,7 +562,7 @@ class Lichess:
             await asyncio.sleep(delay_s)
 
     def follow_events(self) -> AsyncIterator[Any]:
-        return self.follow("/api/stream/event", kind="stream:event")
+        return self.follow("/api/stream/event", kind=EVENT_STREAM_KIND)
 
     def follow_game(self, game_id: str) -> AsyncIterator[Any]:
         return self.follow(f"/api/bot/game/stream/{quote(game_id)}", kind=f"stream:game:{game_id}")

@@ -518,6 +518,17 @@ class LogConfig:
 
 
 @dataclass(frozen=True)
+class WatchConfig:
+    """The status page, /metrics and /healthz (bot/watch)."""
+
+    enabled: bool = _key(True, _boolean)
+    host: str = _key("127.0.0.1", _text)
+    port: int = _key(8740, _integer(0, 65535, what="a TCP port"))  # 0: any free one
+    # Needed to bind beyond loopback; KIBITZ_WATCH_PASSWORD in the environment overrides it.
+    password: str | None = field(default=None, metadata=_check(_optional(_text)))
+
+
+@dataclass(frozen=True)
 class Config:
     url: str = _key("https://lichess.org", _url)
     token_file: Path | None = field(default=None, metadata=_check(_optional(_path)))
@@ -536,6 +547,7 @@ class Config:
     log: LogConfig = field(default_factory=LogConfig)
     matchmaking: MatchmakingConfig = field(default_factory=MatchmakingConfig)
     correspondence: CorrespondenceConfig = field(default_factory=CorrespondenceConfig)
+    watch: WatchConfig = field(default_factory=WatchConfig)
 
 
 # Checks that span two keys: (path of the lower key, path of the upper key).

@@ -24,6 +24,7 @@ from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config, parse_config
+from bot.watch.server import Watch
 from sandbox.ratelimit import RateLimits
 from sandbox.server import GameRecord, SandboxServer
 from sandbox.timecontrol import variant_board
@@ -101,6 +102,8 @@ pgn:
   dir: "{tmp_path / 'games'}"
 log:
   status_interval_s: 0
+watch:
+  port: 0
 {extra}
 """
     return parse_config(text, "test config")
@@ -155,6 +158,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
                       timings: ClientTimings = FAST_TIMINGS, hooks: GameHooks | None = None,
                       url: str | None = None,
                       watch_clock: Callable[[], float] = time.monotonic,
+                      watch: Watch | None = None,
                       ) -> AsyncIterator[BotRun]:
     """The bot running on `server` (or at `url`, a proxy in front of it) until the block ends,
     then stopped gracefully."""
@@ -172,6 +176,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
     task = asyncio.create_task(run_bot(
         config, url=url or server.url, token=token, stop=stop, handle_signals=False, hooks=hooks,
         metrics=metrics, timings=timings, on_ready=on_ready, watch_clock=watch_clock,
+        watch=watch,
     ))
     run = BotRun(server, token, task, stop, metrics, ready, me)
     try:
