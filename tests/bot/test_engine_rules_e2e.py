@@ -1,5 +1,6 @@
 """Two engines chosen by rule, end to end on the sandbox: a standard game and an atomic game
-at once, each played by the engine its rule names (the greeting names the engine in play).
+at once, each played by the engine its rule names (the greeting names the engine in play),
+and a challenge declined when the engine its rule names does not play its variant.
 
 Debian's Fairy-Stockfish 11.1 is built without atomic, so the atomic rule names the test
 engine that plays atomic by python-chess's rules; Fairy-Stockfish is the default and plays
@@ -46,7 +47,7 @@ engines:
              max_move_s: 0.05, move_overhead_s: 0.05}}
     blaster: {{command: {atomic}, first_move_s: 0.2, max_move_s: 0.05}}
   rules:
-    - {{engine: blaster, variants: [atomic]}}
+    - {{engine: blaster, variants: [atomic, horde]}}
 """)
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server, \
             running_bot(server, config, timings=UNBUDGETED) as run:
@@ -54,7 +55,13 @@ engines:
             BOT, 60, 0, variant="standard", repeat=False, color="black"))
         await server.start_opponent("blaster", seed=7, movetime_s=0.02, challenge=ChallengeSpec(
             BOT, 60, 0, variant="atomic", repeat=False, color="black"))
+        # horde goes to the test engine, which does not play it: declined, although
+        # Fairy-Stockfish (the default) would
+        server.add_account("hordefan", bot=False)
+        refused = await server.challenge("hordefan", BOT, 60, 0, variant="horde")
         await wait_for(lambda: len(server.game_records()) == 2, 30)
+        await wait_for(lambda: server.lobby.challenges[refused].status == "declined", 30)
+        assert server.lobby.challenges[refused].decline_key == "variant"
         ids = [record.id for record in server.game_records()]
         for game_id in ids:
             await server.wait_for_game_end(game_id, GAME_TIMEOUT_S)
