@@ -240,7 +240,7 @@ class Bot:
             # (a challenge, matchmaking); a game not from a challenge (an arena) may be either.
             known = info.opponent_id is not None and info.opponent_id in self.book.known_bots
             bot = True if known else (False if info.tournament_id is None else None)
-            name = self.engines.choose(game_facts(info, bot))
+            name = self.engines.choose_playable(game_facts(info, bot))
         pool = self.engines.pool(name)
         several = len(self.engines.pools) > 1
         if think_s is None:

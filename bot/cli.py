@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
 
-from bot.ops.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config, parse_url
+from bot.ops.config import (
+    LOG_LEVELS,
+    Config,
+    ConfigError,
+    EngineConfig,
+    dump_config,
+    load_config,
+    parse_url,
+)
 from bot.ops.token import Token, TokenError, resolve_token
 from sandbox import cli as sandbox_cli
 
@@ -261,6 +269,9 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     print(f"# {usage}")
     if warning is not None:
         print(f"# warning: {warning}")
+    if config.engines is not None and config.engine != EngineConfig():
+        print("# warning: engine: not used while engines is set (give each engine its "
+              "settings in engines.entries)")
     problems = _unusable_files(config, url)
     for problem in problems:
         print(f"# problem: {problem}")

@@ -65,6 +65,22 @@ class EngineSet:
     def choose(self, facts: GameFacts) -> str:
         return pick_engine(self.table, facts)
 
+    def choose_playable(self, facts: GameFacts) -> str:
+        """The engine for a game that has started: the rules' choice, or, when that engine
+        does not play the game's variant (a game no challenge was judged for: an arena
+        pairing, our own challenge), the first engine in rule order that does. Losing the
+        game to an engine that cannot play it helps nobody."""
+        chosen = self.choose(facts)
+        if facts.variant in self.pools[chosen].variants:
+            return chosen
+        able = next((name for name, pool in self.pools.items()
+                     if facts.variant in pool.variants), None)
+        if able is None:
+            return chosen
+        log.warning("engine %s does not play %s: engine %s plays this game instead",
+                    chosen, facts.variant, able)
+        return able
+
     def pool(self, name: str) -> EnginePool:
         return self.pools[name]
 

@@ -77,3 +77,13 @@ def test_an_unknown_engine_name_is_a_configuration_error(
     assert cli.run(["check-config", "--config", str(config)]) == ExitCode.CONFIG
     assert "engines.rules[0].engine: must name one of the entries (a), got 'fairy'" \
         in capsys.readouterr().err
+
+
+def test_an_engine_section_beside_engines_is_said_to_be_unused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = check(tmp_path, f"""
+engine: {{ponder: true}}
+engines: {{default: plain, entries: {{plain: {{command: {STANDARD_ONLY}}}}}}}
+""", capsys)
+    assert code == ExitCode.OK
+    assert "# warning: engine: not used while engines is set" in out

@@ -13,6 +13,7 @@ from bot.game.engine_rules import (
     rule_problems,
     variant_problems,
 )
+from bot.game.engineset import EngineSet
 from bot.ops.config import ChallengeConfig, Config, parse_config
 
 TABLE = EngineTable.from_config(parse_config("""
@@ -111,3 +112,18 @@ def test_a_variant_the_rules_engine_does_not_declare() -> None:
         "engines.rules[0] (engine fairy): the engine does not play atomic (it plays "
         "chess960, crazyhouse, fromPosition, standard)"]
     assert variant_problems(TABLE, {}) == []  # engines that could not be asked
+
+
+def test_a_started_game_goes_to_an_engine_that_plays_its_variant() -> None:
+    """EngineSet: the rules' engine, unless it cannot play the game's variant (an arena or
+    matchmaking game was judged by no challenge rule): then the first engine that can."""
+    set_ = EngineSet.from_config(parse_config(
+        "engines: {default: a, entries: {a: {command: x}, b: {command: y}},"
+        " rules: [{engine: b, speeds: [bullet]}]}"), None)
+    set_.pools["a"].variants = frozenset({"standard", "atomic"})
+    set_.pools["b"].variants = frozenset({"standard"})
+    assert set_.choose_playable(facts(speed="bullet")) == "b"
+    assert set_.choose_playable(facts("atomic", "bullet")) == "a"
+    assert set_.choose_playable(facts("horde", "bullet")) == "b"  # none can: the rules' own
+    assert set_.variants_for(facts("atomic", "bullet")) == {"standard"}  # challenges: strict
+    assert set_.variants == {"standard", "atomic"}
