@@ -58,10 +58,6 @@ class EngineSet:
             pools[name] = EnginePool(spec, spare=entry.spare)
         return cls(table, pools)
 
-    @classmethod
-    def single(cls, table: EngineTable, pool: EnginePool) -> EngineSet:
-        return cls(table, {table.default: pool})
-
     def choose(self, facts: GameFacts) -> str:
         return pick_engine(self.table, facts)
 
