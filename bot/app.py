@@ -28,8 +28,10 @@ from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
 from bot.features.wiring import FeatureError, Features
 from bot.game.conduct import TakebackLedger
 from bot.game.correspondence import CorrespondenceDesk
+from bot.game.engine_rules import EngineTable, reachable
 from bot.game.enginehost import EngineHost, EngineHostError, socket_path
-from bot.game.engines import WARM_UP_TIMEOUT_S, EngineFailure, EnginePool, EngineSpec
+from bot.game.engines import WARM_UP_TIMEOUT_S, EngineFailure
+from bot.game.engineset import EngineSet, challenge_facts, game_facts, uses_host
 from bot.game.game import Game, Me
 from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics, ThinkingLoad
@@ -108,7 +110,7 @@ class Bot:
         self,
         config: Config,
         client: Lichess,
-        engines: EnginePool,
+        engines: EngineSet,
         me: Me,
         *,
         hooks: GameHooks,
@@ -227,18 +229,33 @@ class Bot:
         if self.desk.is_correspondence(info):
             self.desk.on_game_event(info)  # visited on our turn; it holds no slot
             return
-        log.info("game %s starts against %s", info.game_id, info.opponent_name)
         game = self._visit(info.game_id, None, info)
         self.games[info.game_id] = game
         assert self._tg is not None
         self._tg.create_task(self._game_boundary(game), name=f"game {info.game_id}")
 
     def _visit(self, game_id: str, think_s: float | None, info: GameInfo | None = None) -> Game:
-        """A game to play to its end (think_s None) or a correspondence visit."""
+        """A game to play to its end (think_s None) or a correspondence visit, on the
+        engine the `engines` rules pick for it (a visit with no gameStart: the default)."""
+        name = self.engines.table.default
+        if info is not None:
+            # lila's gameStart names the opponent without a title: a bot is one we know of
+            # (a challenge, matchmaking); a game not from a challenge (an arena) may be either.
+            known = info.opponent_id is not None and info.opponent_id in self.book.known_bots
+            bot = True if known else (False if info.tournament_id is None else None)
+            name = self.engines.choose_playable(game_facts(info, bot))
+        pool = self.engines.pool(name)
+        several = len(self.engines.pools) > 1
+        if think_s is None:
+            log.info("game %s starts against %s%s", game_id,
+                     info.opponent_name if info is not None else "?",
+                     f" on engine {name} ({pool.name})" if several else "")
+        config = dataclasses.replace(self.config, engine=self.engines.entry(name))
         return Game(
-            game_id, client=self.client, config=self.config, engines=self.engines,
+            game_id, client=self.client, config=config, engines=pool,
             me=self.me, hooks=self.hooks, load=self.load, metrics=self.metrics,
             ledger=self.ledger, info=info, think_s=think_s, watch_clock=self.watch_clock,
+            engine_label=name if several else "",
         )
 
     def _on_game_finish(self, info: GameInfo) -> None:
@@ -276,7 +293,8 @@ class Bot:
         if cid in self.answered or cid in self.accepted or any(c.id == cid for c in self.queue):
             return  # re-sent after a reconnect
         verdict = judge(challenge, self.config.challenge,
-                        self.book.situation(self.block_lists.names), self.engines.variants)
+                        self.book.situation(self.block_lists.names),
+                        self.engines.variants_for(challenge_facts(challenge)))
         if verdict.accept and not self.accepting:
             verdict = Verdict(DeclineReason.LATER, "shutting down")
         elif verdict.accept and len(self.queue) >= MAX_QUEUE:
@@ -542,12 +560,10 @@ async def run_bot(
             main.cancel()
 
     metrics = metrics if metrics is not None else Metrics()
-    spec = EngineSpec.from_config(config.engine)
+    table = EngineTable.from_config(config)
     host = (EngineHost(socket_path(config.state_dir))
-            if config.engine.command is None and config.engine.fork_host else None)
-    if host is not None:
-        spec = dataclasses.replace(spec, command=host.engine_command)
-    engines = EnginePool(spec, spare=config.engine.spare)
+            if any(uses_host(table.entries[name]) for name in reachable(table)) else None)
+    engines = EngineSet.from_config(config, host.engine_command if host is not None else None)
     client = Lichess(url, token, timings=timings)
     features: Features | None = None
     uninstall: Callable[[], None] = lambda: None  # noqa: E731

@@ -13,10 +13,20 @@ from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
 
-from bot.ops.config import LOG_LEVELS, Config, ConfigError, dump_config, load_config, parse_url
+from bot.ops.config import (
+    LOG_LEVELS,
+    Config,
+    ConfigError,
+    EngineConfig,
+    dump_config,
+    load_config,
+    parse_url,
+)
 from bot.ops.token import Token, TokenError, resolve_token
 from sandbox import cli as sandbox_cli
 
+# check-config starts each engine a rule names, to read the variants it declares
+ENGINE_CHECK_TIMEOUT_S = 60.0
 
 class ExitCode(IntEnum):
     OK = 0
@@ -259,6 +269,9 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     print(f"# {usage}")
     if warning is not None:
         print(f"# warning: {warning}")
+    if config.engines is not None and config.engine != EngineConfig():
+        print("# warning: engine: not used while engines is set (give each engine its "
+              "settings in engines.entries)")
     problems = _unusable_files(config, url)
     for problem in problems:
         print(f"# problem: {problem}")
@@ -284,18 +297,48 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 def _unusable_files(config: Config, url: str) -> list[str]:
     """What would stop `play` at start: an engine program not found, books or tablebases
-    that do not open (checked by opening them as the bot does)."""
+    that do not open (checked by opening them as the bot does); with `engines`, also rules
+    that never match and variants a rule's engine does not declare."""
     from bot.features.wiring import FeatureError, Features
+    from bot.game.engine_rules import EngineTable, reachable, rule_problems
 
     problems = []
-    command = config.engine.command
-    if command is not None and shutil.which(command[0]) is None:
-        problems.append(f"engine.command: cannot find the program {command[0]!r}")
+    table = EngineTable.from_config(config)
+    for name in reachable(table):
+        command = table.entries[name].command
+        key = "engine" if config.engines is None else f"engines.entries.{name}"
+        if command is not None and shutil.which(command[0]) is None:
+            problems.append(f"{key}.command: cannot find the program {command[0]!r}")
+    if config.engines is not None:
+        problems += rule_problems(table, config.challenge)
+        if not problems:
+            problems += asyncio.run(_engine_variant_problems(config))
     try:
         Features(config, url=url, token="").close_files()
     except FeatureError as error:
         problems.append(str(error))
     return problems
+
+
+async def _engine_variant_problems(config: Config) -> list[str]:
+    """Start each engine some rule names (no search) to read the variants it declares, and
+    report rules that send it others."""
+    from bot.game.engine_rules import EngineTable, variant_problems
+    from bot.game.engines import EngineFailure, EngineSpec, start_engine
+
+    table = EngineTable.from_config(config)
+    declared: dict[str, frozenset[str]] = {}
+    problems = []
+    for name in dict.fromkeys(rule.engine for rule in table.rules if rule.variants):
+        try:
+            engine = await start_engine(EngineSpec.from_config(table.entries[name]),
+                                        timeout_s=ENGINE_CHECK_TIMEOUT_S)
+        except EngineFailure as error:
+            problems.append(f"engines.entries.{name}: {error}")
+            continue
+        declared[name] = engine.variants
+        await engine.close()
+    return problems + variant_problems(table, declared)
 
 
 def _confirmed(username: str) -> bool:

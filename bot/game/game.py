@@ -80,6 +80,7 @@ class GameSnapshot:
     their_clock_s: float
     last_search: LastSearch | None
     our_turn: bool
+    engine: str = ""  # the configured engine's name, when several are configured
 
 
 def describe(info: Mapping[str, Any], board: chess.Board, move: chess.Move, source: str) -> str:
@@ -106,8 +107,10 @@ class Game:
         info: GameInfo | None = None,
         think_s: float | None = None,
         watch_clock: Callable[[], float] = time.monotonic,
+        engine_label: str = "",
     ) -> None:
         self.id = game_id
+        self.engine_label = engine_label  # which configured engine plays (several configured)
         # the watchdog's time (abort, claims, resync): injectable, so a test can move it
         self.watch_clock = watch_clock
         self.client = client
@@ -164,7 +167,7 @@ class Game:
         return GameSnapshot(game_id=self.id, context=position.context,
                             board=position.board.copy(), our_clock_s=ours_s,
                             their_clock_s=theirs_s, last_search=self.mover.last_search,
-                            our_turn=self._our_turn())
+                            our_turn=self._our_turn(), engine=self.engine_label)
 
     def server_finished(self, info: GameInfo) -> None:
         """gameFinish arrived on the event stream: the second end signal."""

@@ -144,6 +144,8 @@ class GameInfo:
     opponent_id: str | None
     opponent_name: str
     winner: Color | None
+    # the arena the game belongs to (lila's GameEventInfo `tournamentId`, optional)
+    tournament_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +253,7 @@ def _game_info(raw: Mapping[str, Any]) -> GameInfo:
         opponent_id=opponent_id,
         opponent_name=opponent_name,
         winner=_color(game, "winner"),
+        tournament_id=_opt_str(game, "tournamentId"),
     )
 
 

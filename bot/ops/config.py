@@ -360,6 +360,99 @@ class EngineConfig:
     fork_host: bool = _key(True, _boolean)
 
 
+ENGINE_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
+
+
+def _engine_name(value: Any) -> str:
+    if not isinstance(value, str) or not value or not set(value) <= ENGINE_NAME_CHARS:
+        raise _Invalid(f"must be an engine name (letters, digits, _ and -), {_got(value)}")
+    return value
+
+
+def _optional_bool(value: Any) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise _Invalid(f"must be true, false or null (either), {_got(value)}")
+    return value
+
+
+@dataclass(frozen=True)
+class EngineRuleConfig:
+    """One rule of `engines.rules`: its engine plays the games that meet every condition
+    given (a condition left out, or null, matches every game)."""
+
+    engine: str = _key("", _engine_name)
+    variants: tuple[str, ...] | None = _key(
+        None, _optional(_choices(*PLAYABLE_VARIANTS, nonempty=True)))
+    speeds: tuple[str, ...] | None = _key(None, _optional(_choices(*SPEEDS, nonempty=True)))
+    rated: bool | None = _key(None, _optional_bool)
+    bot: bool | None = _key(None, _optional_bool)  # the opponent is a BOT account
+    arena: bool | None = _key(None, _optional_bool)  # the game belongs to an arena tournament
+
+
+@dataclass(frozen=True)
+class EnginesConfig:
+    """Several named engines and the rules that pick one per game (first match wins)."""
+
+    default: str = ""
+    entries: Mapping[str, EngineConfig] = field(default_factory=lambda: MappingProxyType({}))
+    rules: tuple[EngineRuleConfig, ...] = ()
+
+
+def _build_engines(raw: Any, prefix: str, where: str,
+                   problems: list[str]) -> EnginesConfig | None:
+    """`engines`: null (the `engine` section plays every game), or a mapping of `default`
+    (an engine name), `entries` (engine names to sections like `engine`) and `rules`."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: {prefix}: must be null or a mapping of default, entries "
+                        f"and rules, {_got(raw)}")
+        return None
+    allowed = ["default", "entries", "rules"]
+    for name in raw:
+        if name not in allowed:
+            problems.append(f"{where}: {prefix}.{name}: unknown key"
+                            f"{_suggest(str(name), allowed, prefix + '.')}")
+    entries: dict[str, EngineConfig] = {}
+    raw_entries = raw.get("entries")
+    if not isinstance(raw_entries, dict) or not raw_entries:
+        problems.append(f"{where}: {prefix}.entries: must be a mapping of engine names to "
+                        f"engine sections (at least one), {_got(raw_entries)}")
+        raw_entries = {}
+    for name, section in raw_entries.items():
+        try:
+            _engine_name(name)
+        except _Invalid as error:
+            problems.append(f"{where}: {prefix}.entries: {error}")
+            continue
+        entries[name] = _build(EngineConfig, section, f"{prefix}.entries.{name}.", where,
+                               problems)
+    known = ", ".join(entries) or "none"
+    default = raw.get("default")
+    if default not in entries:
+        problems.append(f"{where}: {prefix}.default: must name one of the entries "
+                        f"({known}), {_got(default)}")
+        default = ""
+    rules: list[EngineRuleConfig] = []
+    raw_rules = raw.get("rules", [])
+    if not isinstance(raw_rules, list):
+        problems.append(f"{where}: {prefix}.rules: must be a list of rules, {_got(raw_rules)}")
+        raw_rules = []
+    for index, raw_rule in enumerate(raw_rules):
+        here = f"{prefix}.rules[{index}]"
+        if not isinstance(raw_rule, dict) or "engine" not in raw_rule:
+            problems.append(f"{where}: {here}: must be a mapping with an engine and its "
+                            f"conditions (variants, speeds, rated, bot, arena), "
+                            f"{_got(raw_rule)}")
+            continue
+        rule = _build(EngineRuleConfig, raw_rule, here + ".", where, problems)
+        if rule.engine and rule.engine not in entries:
+            problems.append(f"{where}: {here}.engine: must name one of the entries "
+                            f"({known}), {_got(rule.engine)}")
+        rules.append(rule)
+    return EnginesConfig(str(default), MappingProxyType(entries), tuple(rules))
+
+
 @dataclass(frozen=True)
 class ChallengeConfig:
     concurrency: int = _key(2, _integer(1, what="a number of games"))
@@ -534,6 +627,8 @@ class Config:
     token_file: Path | None = field(default=None, metadata=_check(_optional(_path)))
     state_dir: Path = field(default=Path("state"), metadata=_check(_path))
     engine: EngineConfig = field(default_factory=EngineConfig)
+    # null: the `engine` section plays every game
+    engines: EnginesConfig | None = field(default=None, metadata={"build": _build_engines})
     challenge: ChallengeConfig = field(default_factory=ChallengeConfig)
     game: GameConfig = field(default_factory=GameConfig)
     chat: ChatConfig = field(default_factory=ChatConfig)
@@ -584,7 +679,7 @@ _UniqueKeyLoader.add_constructor(
 
 
 def _is_section(f: dataclasses.Field[Any]) -> bool:
-    return "check" not in f.metadata
+    return "check" not in f.metadata and "build" not in f.metadata
 
 
 def all_key_paths(cls: type = Config, prefix: str = "") -> Iterator[str]:
@@ -628,6 +723,9 @@ def _build(cls: type[T], raw: Any, prefix: str, where: str, problems: list[str])
     values: dict[str, Any] = {}
     for name, f in fields.items():
         if name not in raw:
+            continue
+        if "build" in f.metadata:  # a section of its own shape (engines)
+            values[name] = f.metadata["build"](raw[name], f"{prefix}{name}", where, problems)
             continue
         if _is_section(f):
             values[name] = _build(_section_type(cls, name), raw[name], f"{prefix}{name}.",

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bot.ops.config import Config
+from bot.game.engine_rules import EngineTable, reachable
+from bot.ops.config import Config, EngineConfig
 
 MEMINFO: Final = Path("/proc/meminfo")
 # Measured by `make bench-memory` (Hash 64, less the table, which a new game writes whole).
@@ -41,24 +42,31 @@ class MemoryEstimate:
                 f"({self.per_engine_mb} + {self.hash_mb}) MB)")
 
 
-def hash_mb(config: Config) -> int:
+def hash_mb(config: Config | EngineConfig) -> int:
     """The configured `Hash` option (any case), or the built-in engine's default."""
-    for name, value in config.engine.options.items():
+    engine = config.engine if isinstance(config, Config) else config
+    for name, value in engine.options.items():
         if name.lower() == "hash" and isinstance(value, int | str) and str(value).isdigit():
             return int(value)
-    return BUILTIN_DEFAULT_HASH_MB if config.engine.command is None else 16
+    return BUILTIN_DEFAULT_HASH_MB if engine.command is None else 16
+
+
+def _per_engine_mb(engine: EngineConfig) -> int:
+    if engine.command is not None:
+        return EXTERNAL_ENGINE_MB
+    return FORKED_ENGINE_MB if engine.fork_host else PROCESS_ENGINE_MB
 
 
 def estimate(config: Config) -> MemoryEstimate:
-    """What `config` takes with every game slot playing (and the spare engine started)."""
-    engines = config.challenge.concurrency + (1 if config.engine.spare else 0)
-    if config.engine.command is not None:
-        per_engine, fixed = EXTERNAL_ENGINE_MB, BOT_MB
-    elif config.engine.fork_host:
-        per_engine, fixed = FORKED_ENGINE_MB, BOT_MB + ENGINE_HOST_MB
-    else:
-        per_engine, fixed = PROCESS_ENGINE_MB, BOT_MB
-    return MemoryEstimate(engines, hash_mb(config), per_engine, fixed)
+    """What `config` takes with every game slot playing (and the spare engines started).
+    With several engines, every game is counted on the heaviest one (each may get it)."""
+    table = EngineTable.from_config(config)
+    entries = [table.entries[name] for name in reachable(table)]
+    heaviest = max(entries, key=lambda e: _per_engine_mb(e) + hash_mb(e))
+    engines = config.challenge.concurrency + sum(1 for entry in entries if entry.spare)
+    host = any(entry.command is None and entry.fork_host for entry in entries)
+    fixed = BOT_MB + (ENGINE_HOST_MB if host else 0)
+    return MemoryEstimate(engines, hash_mb(heaviest), _per_engine_mb(heaviest), fixed)
 
 
 def available_mb(meminfo: Path = MEMINFO) -> int | None:

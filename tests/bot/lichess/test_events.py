@@ -152,3 +152,12 @@ def test_a_state_reads_each_sides_clock_and_offers() -> None:
     assert not state.is_over
     assert GameState((), 1.0, 1.0, 0.0, 0.0, GameStatus.MATE).is_over
     assert GameState((), 1.0, 1.0, 0.0, 0.0, "someStatusAddedLater").is_over
+
+
+def test_an_arena_game_carries_its_tournament_id() -> None:
+    """lila's GameEventInfo adds `tournamentId` for an arena game (and nothing otherwise)."""
+    plain = parse_event(GAME_START)
+    assert isinstance(plain, GameStart) and plain.game.tournament_id is None
+    arena = parse_event({**GAME_START, "game": {**GAME_START["game"],  # type: ignore[dict-item]
+                                                "source": "arena", "tournamentId": "x3Gk2Lp"}})
+    assert isinstance(arena, GameStart) and arena.game.tournament_id == "x3Gk2Lp"

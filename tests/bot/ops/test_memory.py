@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from bot.ops.config import Config
+from bot.ops.config import Config, parse_config
 from bot.ops.memory import (
     BOT_MB,
     ENGINE_HOST_MB,
@@ -60,3 +60,19 @@ def test_what_fits_is_no_warning() -> None:
     assert warning is None and "598 MB available" in line
     line, warning = memory_report(configured(1, 16), MEMINFO / "no-memavailable")
     assert warning is None and "available memory unknown" in line
+
+
+def test_with_several_engines_each_game_counts_on_the_heaviest_and_each_spare() -> None:
+    config = parse_config("""
+challenge: {concurrency: 3}
+engines:
+  default: builtin
+  entries:
+    builtin: {options: {Hash: 32}}
+    fairy: {command: fairy-stockfish, options: {Hash: 256}, spare: false}
+    unused: {command: huge, options: {Hash: 4096}}
+  rules: [{engine: fairy, variants: [atomic]}]
+""")
+    needed = estimate(config)
+    assert (needed.engines, needed.hash_mb, needed.per_engine_mb) == (4, 256, EXTERNAL_ENGINE_MB)
+    assert needed.fixed_mb == BOT_MB + ENGINE_HOST_MB  # the built-in engine's host, once

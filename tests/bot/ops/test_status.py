@@ -163,3 +163,12 @@ def test_a_game_is_shown_from_its_public_snapshot() -> None:
                                 last_search=(searched, info), our_turn=False))
     assert view == GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", "2. Nf3",
                             "Nf3 Nc6", False)
+
+
+def test_the_engine_playing_is_shown_when_several_are_configured() -> None:
+    game = GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", engine="fairy")
+    snapshot = StatusSnapshot((game,))
+    assert summary_line(snapshot).startswith(
+        "1 game: Qa7bX1pz vs alice (white, 1:02 v 0:58, +0.35, on fairy) |")
+    assert live_lines(snapshot)[1] == (
+        " Qa7bX1pz white vs alice        [fairy]    1:02/0:58     +0.35")
