@@ -144,6 +144,7 @@ class GameInfo:
     opponent_id: str | None
     opponent_name: str
     winner: Color | None
+    tournament_id: str | None = None  # the arena (or Swiss) that paired the game
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +252,7 @@ def _game_info(raw: Mapping[str, Any]) -> GameInfo:
         opponent_id=opponent_id,
         opponent_name=opponent_name,
         winner=_color(game, "winner"),
+        tournament_id=_opt_str(game, "tournamentId"),
     )
 
 
