@@ -433,13 +433,13 @@ async def run_sandbox(
         else:
             log.info("the human account %s is free: play it with its token", DEFAULT_HUMAN)
         emit(f"url: {url}")
+        for account in server.lobby.accounts.all():
+            emit(f"token: {account.username} {account.token} "
+                 f"{'bot' if account.bot else 'human'}")
         if arena_spec is not None:
             arena_id = server.create_arena(arena_spec)
             server.arenas.join(server.account(DEFAULT_HUMAN), arena_id)
             emit(f"arena: {arena_id}")
-        for account in server.lobby.accounts.all():
-            emit(f"token: {account.username} {account.token} "
-                 f"{'bot' if account.bot else 'human'}")
         await _until_stopped()
     finally:
         with contextlib.suppress(Exception):

@@ -62,9 +62,9 @@ class ControlDir:
         body = {"action": command.action, "id": command.arena_id,
                 **({"team": command.team} if command.team else {}),
                 **({"password": command.password} if command.password else {})}
+        # Readable by the service, which may run as another user (a password lies here
+        # only until the service takes the request, within a second).
         temporary.write_text(json.dumps(body))
-        if command.password:
-            temporary.chmod(0o600)
         final = self.requests / f"{name}.json"
         temporary.rename(final)
         return final
