@@ -127,12 +127,14 @@ as a table of behaviour, lila source and test:
   against their last opponent; colours by history. Arena games: source arena with
   tournamentId, no abort, a missed first move loses, no draw offer before move 30; bot-vs-bot
   games count towards the daily cap (a bot at its cap is not paired with bots). Scoring
-  2/1/0, doubled on fire (after two wins), berserk +1 (never a BOT). At the end running
-  games go on unscored.
+  2/1/0, doubled on fire (after two wins), a draw under 20 plies 0, berserk +1 from 14
+  plies (never a BOT). No pairing in the last max(30, min(limit / 2, 120)) s
+  (`pairingsClosed`); at the end running games go on unscored.
     lila: app/controllers/Tournament.scala (apiJoin, apiWithdraw, show);
       modules/tournament/src/main/Tournament.scala (JoinResult), TournamentApi.scala (join,
       berserk, finish), StartedOrganizer.scala (fetchWaitingBots), WaitingUsers.scala,
-      arena/PairingSystem.scala, arena/Sheet.scala; modules/gathering/src/main/
+      arena/PairingSystem.scala, arena/ArenaSheet.scala, Pairing.scala (quickDraw,
+      notSoQuickFinish); modules/gathering/src/main/
       Condition.scala (Bots); modules/bot/src/main/BotLimit.scala; modules/core
       game/Game.scala (isMandatory, timeForFirstMove)
     test: tests/sandbox/test_tournaments.py (every rule);

@@ -13,9 +13,12 @@ Where each rule comes from (github lichess-org/lila):
                                 bot stream: fetchWaitingBots), WaitingUsers.scala,
                                 arena/PairingSystem.scala (neighbours by rank, no
                                 immediate rematch, colours by history)
-    scoring                     arena/Sheet.scala (win 2, draw 1, loss 0; after two wins in
-                                a row a player is on fire and scores double until a game
-                                that is not a win; a berserk win +1)
+    scoring                     arena/ArenaSheet.scala, Pairing.scala (win 2, draw 1, loss
+                                0; after two wins in a row a player is on fire and scores
+                                double until a game that is not a win; a draw in under 20
+                                plies scores nothing; a berserk win of 14 plies or more +1)
+    pairings closed             Tournament.scala `pairingsClosed`: no new pairing in the last
+                                max(30, min(limit / 2, 120)) seconds
     berserk                     modules/tournament/src/main/TournamentApi.scala (berserk:
                                 never for a BOT)
     first move                  modules/core game/Game.scala (timeForFirstMove: the arena's
@@ -67,6 +70,11 @@ DRAW_POINTS = 1
 LOSS_POINTS = 0
 BERSERK_WIN_BONUS = 1
 FIRE_AFTER_WINS = 2
+QUICK_DRAW_PLIES = 20  # Pairing.quickDraw: a draw shorter than this scores nothing
+BERSERK_MIN_PLIES = 14  # Pairing.notSoQuickFinish: a berserk bonus needs this many plies
+# Tournament.pairingsClosed: max(30, min(clock limit / 2, 120)) seconds before the end.
+PAIRINGS_CLOSE_MIN_S = 30
+PAIRINGS_CLOSE_MAX_S = 120
 STANDING_PAGE_SIZE = 10
 # An arena game is "mandatory" (modules/core game/Game.scala isMandatory: no abort, a missed
 # first move loses) and has no draw offer before move 30.
@@ -145,12 +153,17 @@ class ArenaPlayer:
     def score(self) -> int:
         return sum(self.points)
 
-    def record(self, result: float, berserk: bool = False) -> int:
-        """Score one finished game (1 win, 0.5 draw, 0 loss) as arena/Sheet.scala does."""
+    def record(self, result: float, berserk: bool = False, plies: int = QUICK_DRAW_PLIES) -> int:
+        """Score one finished game (1 win, 0.5 draw, 0 loss) of `plies` plies as
+        arena/ArenaSheet.scala does."""
         multiplier = 2 if self.fire else 1
         if result == 1.0:
-            points = WIN_POINTS * multiplier + (BERSERK_WIN_BONUS if berserk else 0)
+            bonus = BERSERK_WIN_BONUS if berserk and plies >= BERSERK_MIN_PLIES else 0
+            points = WIN_POINTS * multiplier + bonus
             self.wins_in_row += 1
+        elif result == 0.5 and plies < QUICK_DRAW_PLIES:
+            points = 0
+            self.wins_in_row = 0
         elif result == 0.5:
             points = DRAW_POINTS * multiplier
             self.wins_in_row = 0
@@ -179,6 +192,12 @@ class Arena:
     @property
     def ends_at_s(self) -> float:
         return self.starts_at_s + self.spec.minutes * 60
+
+    @property
+    def pairings_close_s(self) -> float:
+        """Seconds before the end after which nobody is paired (Tournament.pairingsClosed)."""
+        return max(PAIRINGS_CLOSE_MIN_S, min(self.spec.clock_limit_s / 2,
+                                             PAIRINGS_CLOSE_MAX_S))
 
     @property
     def time_control(self) -> TimeControl:
@@ -343,6 +362,8 @@ class Arenas:
         """arena/PairingSystem.scala, reduced: waiting players in rank order, each with the
         nearest one that is not their last opponent (unless nobody else waits); two bots
         are not paired when either is at its daily bot-game cap."""
+        if arena.ends_at_s - self._clock.now() < arena.pairings_close_s:
+            return []
         waiting = self._waiting(arena)
         games: list[Game] = []
         while len(waiting) >= 2:
@@ -387,7 +408,8 @@ class Arenas:
             if game.status == "aborted":
                 continue
             result = 0.5 if game.winner is None else float(game.winner == color)
-            player.record(result, berserk=(game.id, player.account.id) in arena.berserks)
+            player.record(result, berserk=(game.id, player.account.id) in arena.berserks,
+                          plies=game.plies)
 
     # --- JSON ----------------------------------------------------------------------------
 
@@ -419,6 +441,8 @@ class Arenas:
                  **({"withdraw": True} if p.withdrawn else {})}
                 for i, p in enumerate(standing[first:first + STANDING_PAGE_SIZE])]},
         }
+        body["pairingsClosed"] = arena.status == "started" and (
+            arena.ends_at_s - now_s < arena.pairings_close_s)
         if arena.status == "created":
             body["secondsToStart"] = max(int(arena.starts_at_s - now_s), 0)
         elif arena.status == "started":

@@ -82,9 +82,10 @@ class ArenaDesk:
     # --- what the bot asks -----------------------------------------------------------------
 
     def running(self) -> list[ArenaState]:
-        """Arenas we are in that are running now."""
+        """Arenas we are in that may still pair us (running, pairings not closed)."""
         return [s for s in self.arenas.values()
-                if s.joined and not s.withdrawn and s.view is not None and s.view.running]
+                if s.joined and not s.withdrawn and s.view is not None and s.view.running
+                and not s.view.pairings_closed]
 
     def reserved_slots(self, arena_games: int) -> int:
         """Game slots to keep free for arena pairings: `slots` while one of our arenas runs,
@@ -200,8 +201,11 @@ class ArenaDesk:
             state.done = True
             return
         if view.running:
-            state.next_look = min(state.next_look,
-                                  self.clock() + view.seconds_to_finish + END_MARGIN_S)
+            # Look again when the pairings close (the kept slot is free again) and at the end.
+            closes_in_s = view.seconds_to_pairings_close
+            state.next_look = min(state.next_look, self.clock() + (
+                closes_in_s + END_MARGIN_S if not view.pairings_closed
+                else view.seconds_to_finish + END_MARGIN_S))
         else:
             join_at_s = view.seconds_to_start - self.config.join_before_s
             if join_at_s > 0 and not state.joined:

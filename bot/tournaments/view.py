@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 STANDING_PAGE_SIZE = 10  # lila's standing pages
+PAIRINGS_CLOSE_MIN_S = 30  # lila Tournament.pairingsClosedSeconds: max(30, min(limit/2, 120))
+PAIRINGS_CLOSE_MAX_S = 120
 
 
 class ArenaFormatError(ValueError):
@@ -26,6 +28,16 @@ class ArenaView:
     withdrawn: bool
     rank: int | None
     bots_refused: bool  # the "Bot players are not allowed" verdict failed for us
+    # No more pairings before the end (lila Tournament.pairingsClosed: the last
+    # max(30, min(limit / 2, 120)) seconds).
+    pairings_closed: bool = False
+    clock_limit_s: float = 0.0
+
+    @property
+    def seconds_to_pairings_close(self) -> float:
+        """Seconds until the pairings close (lila Tournament.pairingsClosedSeconds)."""
+        close_s = max(PAIRINGS_CLOSE_MIN_S, min(self.clock_limit_s / 2, PAIRINGS_CLOSE_MAX_S))
+        return max(0.0, self.seconds_to_finish - close_s)
 
     @property
     def running(self) -> bool:
@@ -65,13 +77,16 @@ def parse_view(raw: Any) -> ArenaView:
         isinstance(v, Mapping) and "Bot" in str(v.get("condition", ""))
         and v.get("verdict") != "ok" for v in verdicts.get("list", []))
     rank = me.get("rank") if me is not None else None
+    clock = raw.get("clock")
     return ArenaView(
         id=raw["id"], name=str(raw.get("fullName") or raw["id"]), status=status,
         seconds_to_start=_number(raw, "secondsToStart"),
         seconds_to_finish=_number(raw, "secondsToFinish"),
         nb_players=int(_number(raw, "nbPlayers")), joined=me is not None,
         withdrawn=bool(me.get("withdraw")) if me is not None else False,
-        rank=rank if isinstance(rank, int) else None, bots_refused=refused)
+        rank=rank if isinstance(rank, int) else None, bots_refused=refused,
+        pairings_closed=raw.get("pairingsClosed") is True,
+        clock_limit_s=_number(clock, "limit") if isinstance(clock, Mapping) else 0.0)
 
 
 def page_of(rank: int) -> int:
@@ -85,8 +100,9 @@ def sheet_of(raw: Any, name: str) -> Sheet | None:
     for player in players if isinstance(players, list) else []:
         if isinstance(player, Mapping) and str(player.get("name", "")).lower() == name.lower():
             sheet = player.get("sheet")
+            # A digit a game (the API's string), or a list of them (lila's own pages).
             scores = sheet.get("scores", "") if isinstance(sheet, Mapping) else ""
             score = player.get("score", 0)
             return Sheet(score=score if isinstance(score, int) else 0,
-                         games=len(scores) if isinstance(scores, str) else 0)
+                         games=len(scores) if isinstance(scores, (str, list)) else 0)
     return None

@@ -100,6 +100,8 @@ async def test_a_whole_arena_is_joined_played_and_left(
             # a challenge game, but not an arena game.
             await person.hold_moves()
             await robo.hold_moves()
+            # Lichess pairs only players who are there (on their event stream).
+            await wait_for(lambda: {BOT, "sparring", "robo"} <= server.lobby.hub.online())
             clock.advance(STARTS_IN_S)
             first = server.game(arena.games[0])
             assert BOT in {p.id for p in first.players.values()}

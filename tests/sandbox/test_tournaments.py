@@ -33,12 +33,15 @@ def test_arena_sheet_scores_wins_draws_fire_and_berserk() -> None:
     player = ArenaPlayer(account=None, rating=1500)  # type: ignore[arg-type]
     results = [(1.0, False), (1.0, False), (1.0, False), (0.5, False), (0.0, False),
                (1.0, True), (0.5, False)]
-    points = [player.record(result, berserk) for result, berserk in results]
+    points = [player.record(result, berserk, plies=40) for result, berserk in results]
     # Two wins light the fire: the third win and the draw after it count double; a loss
     # puts it out; a berserk win adds one.
     assert points == [2, 2, 4, 2, 0, 3, 1]
     assert player.score == 14
     assert not player.fire
+    # A draw in under 20 plies scores nothing; a berserk win under 14 plies no bonus.
+    assert player.record(0.5, plies=19) == 0
+    assert player.record(1.0, berserk=True, plies=13) == 2
 
 
 async def test_join_show_and_withdraw_before_the_start(sandbox: SandboxServer,
@@ -196,3 +199,19 @@ def test_the_command_lines_arena() -> None:
     for bad in ("3+2", "3+2/0", "x/5", "1+0/5:bots", "1+0/5/-1"):
         with pytest.raises(ValueError, match="expected MIN\\+INC/MINUTES"):
             parse_arena(bad)
+
+
+async def test_no_pairings_in_the_last_seconds(sandbox: SandboxServer,
+                                               clock: ManualClock) -> None:
+    """Tournament.pairingsClosed: max(30, min(limit / 2, 120)) s before the end."""
+    for name in ("bot1", "bot2"):
+        sandbox.add_account(name, bot=True)
+    arena_id = sandbox.create_arena(ArenaSpec(clock_limit_s=60, minutes=1, starts_in_s=0))
+    clock.advance(31)  # 29 s left: closed for a 1+0 arena
+    arena = sandbox.arena(arena_id)
+    for name in ("bot1", "bot2"):
+        sandbox.arenas.join(sandbox.account(name), arena_id, pair_me_asap=True)
+    online(sandbox, "bot1", "bot2")
+    clock.advance(2)
+    assert arena.games == []
+    assert sandbox.arenas.json(arena, None)["pairingsClosed"] is True

@@ -40,14 +40,15 @@ async def test_join_by_command_keep_a_slot_leave_at_the_cap_and_on_request(
                     players = server.arena(running).players
                     await wait_for(lambda: "kibitz" in players)
                     await wait_for(lambda: desk.arenas[private].done)
-                    await wait_for(lambda: bool(desk.running()))
+                    # Joined, then looked at again: our rank and score are read.
+                    await wait_for(lambda: "rank 1/1" in "".join(desk.status_lines()))
                     assert (desk.reserved_slots(0), desk.reserved_slots(1)) == (1, 0)
                     assert desk.pauses_matchmaking()
                     assert desk.status_lines()[0].startswith(
                         f"arena Hourly ({running}): rank 1/1, 0 points, 0 games, 5:00 left")
                     capped = True
-                    await wait_for(lambda: players["kibitz"].withdrawn)
-                    assert not desk.running() and desk.reserved_slots(0) == 0
+                    await wait_for(lambda: not desk.running())
+                    assert players["kibitz"].withdrawn and desk.reserved_slots(0) == 0
                     capped = False
                     await wait_for(lambda: not players["kibitz"].withdrawn)
                     control.submit(TournamentCommand("withdraw", running))
