@@ -129,7 +129,8 @@ as a table of behaviour, lila source and test:
   games count towards the daily cap (a bot at its cap is not paired with bots). Scoring
   2/1/0, doubled on fire (after two wins), a draw under 20 plies 0, berserk +1 from 14
   plies (never a BOT). No pairing in the last max(30, min(limit / 2, 120)) s
-  (`pairingsClosed`); at the end running games go on unscored.
+  (`pairingsClosed`); a player who loses by noStart is withdrawn; at the end running
+  games go on unscored. `botsAllowed` in the arena's JSON.
     lila: app/controllers/Tournament.scala (apiJoin, apiWithdraw, show);
       modules/tournament/src/main/Tournament.scala (JoinResult), TournamentApi.scala (join,
       berserk, finish), StartedOrganizer.scala (fetchWaitingBots), WaitingUsers.scala,

@@ -25,9 +25,14 @@ Where each rule comes from (github lichess-org/lila):
                                 shorter allowance, a missed first move loses: noStart)
     no abort                    modules/core game/Game.scala (abortable needs nonMandatory;
                                 a tournament game is mandatory)
-    no early draws              arena games are paired with the noEarlyDraw rule: no draw
-                                offer before move 30 (modules/game GameExt
-                                playerCanOfferDraw)
+    no early draws              lila scores a draw under 20 plies as nothing
+                                (Pairing.quickDraw) and refuses draw offers before move 30
+                                under the noEarlyDraw rule and in Swiss (GameExt
+                                playerCanOfferDraw); the sandbox's arena games carry
+                                noEarlyDraw, so a client that offers early is caught
+    no start                    a player who loses by noStart is withdrawn from the arena
+                                (TournamentApi.scala, on the pairing's end; BotLi drops
+                                the arena then)
     the end                     TournamentApi.scala `finish`: games still running when the
                                 time is up go on but are not scored
     the daily bot-game cap      modules/bot/src/main/BotLimit.scala: an arena's bot-vs-bot
@@ -407,6 +412,8 @@ class Arenas:
             player.game_id = None
             if game.status == "aborted":
                 continue
+            if game.status == "noStart" and game.winner != color:
+                player.withdrawn = True
             result = 0.5 if game.winner is None else float(game.winner == color)
             player.record(result, berserk=(game.id, player.account.id) in arena.berserks,
                           plies=game.plies)
@@ -431,6 +438,7 @@ class Arenas:
             "variant": "standard",
             "rated": arena.spec.rated,
             "berserkable": arena.spec.berserkable,
+            "botsAllowed": arena.spec.allow_bots,
             "nbPlayers": len(arena.players),
             "verdicts": self.verdicts(arena, me),
             "standing": {"page": page, "players": [

@@ -3,8 +3,10 @@
 - No abort: a tournament game is "mandatory" (lila modules/core game/Game.scala
   `isMandatory`; `abortable` needs `nonMandatory`): a first move not played in time loses
   the game (status noStart), and an abort request is refused.
-- No draw before move 30: arena games carry the noEarlyDraw rule (lila modules/game
-  GameExt `playerCanOfferDraw`, 60 plies); the arena's "you cannot draw before move 30".
+- No draw before move 30: an arena scores a draw under 20 plies as nothing (lila
+  modules/tournament Pairing.scala `quickDraw`), and lila refuses draw offers before
+  move 30 in Swiss and under the noEarlyDraw rule (modules/game GameExt
+  `playerCanOfferDraw`): the bot keeps to move 30 in every tournament game.
 - The first move within the arena's own, shorter allowance (lila Game.timeForFirstMove in a
   tournament): the mover plays it from the book or with a short search (engine.first_move_s).
 """

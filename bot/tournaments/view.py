@@ -84,7 +84,8 @@ def parse_view(raw: Any) -> ArenaView:
         seconds_to_finish=_number(raw, "secondsToFinish"),
         nb_players=int(_number(raw, "nbPlayers")), joined=me is not None,
         withdrawn=bool(me.get("withdraw")) if me is not None else False,
-        rank=rank if isinstance(rank, int) else None, bots_refused=refused,
+        rank=rank if isinstance(rank, int) else None,
+        bots_refused=refused or raw.get("botsAllowed") is False,
         pairings_closed=raw.get("pairingsClosed") is True,
         clock_limit_s=_number(clock, "limit") if isinstance(clock, Mapping) else 0.0)
 

@@ -17,6 +17,7 @@ from sandbox.tournaments import (
     ArenaSpec,
     parse_arena,
 )
+from tests.sandbox.conftest import FIRST_MOVE_S
 from tests.sandbox.spec import SpecClient
 
 Client = Callable[[str | None], SpecClient]
@@ -215,3 +216,22 @@ async def test_no_pairings_in_the_last_seconds(sandbox: SandboxServer,
     clock.advance(2)
     assert arena.games == []
     assert sandbox.arenas.json(arena, None)["pairingsClosed"] is True
+
+
+async def test_a_player_who_does_not_start_is_withdrawn(sandbox: SandboxServer,
+                                                        clock: ManualClock) -> None:
+    for name in ("bot1", "bot2"):
+        sandbox.add_account(name, bot=True)
+    arena_id = sandbox.create_arena(ArenaSpec(starts_in_s=0))
+    for name in ("bot1", "bot2"):
+        sandbox.arenas.join(sandbox.account(name), arena_id)
+    online(sandbox, "bot1", "bot2")
+    clock.advance(0)
+    arena = sandbox.arena(arena_id)
+    game = sandbox.game(arena.games[0])
+    white = game.players[chess.WHITE].id
+    clock.advance(FIRST_MOVE_S + 0.1)  # white never moves: noStart, white loses
+    assert game.status == "noStart"
+    assert arena.players[white].withdrawn
+    assert not arena.players[game.players[chess.BLACK].id].withdrawn
+    assert sandbox.arenas.json(arena, None)["botsAllowed"] is True
