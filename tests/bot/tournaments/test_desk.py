@@ -75,3 +75,22 @@ def test_a_bad_request_file_is_dropped_with_a_warning(
     assert commands == [TournamentCommand("join", "AbCd1234", team="fans")]
     assert "a request needs an action (join, withdraw)" in caplog.text
     assert list(control.requests.iterdir()) == []
+
+
+async def test_a_stopping_bot_withdraws_from_its_arenas(tmp_path: Path) -> None:
+    clock = ManualClock()
+    async with SandboxServer(clock=clock) as server:
+        token = server.add_account("kibitz", bot=True)
+        upcoming = server.create_arena(ArenaSpec(starts_in_s=120))
+        config = TournamentsConfig(arenas=(ArenaEntry(upcoming),), poll_interval_s=1)
+        async with Lichess(server.url, token, timings=FAST_TIMINGS) as client:
+            desk = ArenaDesk(config, client, "kibitz", bot_day_capped=lambda: False)
+            task = asyncio.create_task(desk.run())
+            try:
+                await wait_for(lambda: "kibitz" in server.arena(upcoming).players)
+                await desk.stop()
+            finally:
+                task.cancel()
+        # Before the start a withdrawal takes the player off the list (lila selfPause).
+        assert "kibitz" not in server.arena(upcoming).players
+        assert desk.arenas[upcoming].withdrawn
