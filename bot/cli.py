@@ -360,6 +360,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if arenas is None:
             print(f"no arenas known: the bot has not run with {control.root} yet")
             return ExitCode.OK
+        if not arenas:
+            print("the bot plays no arenas now")
         for arena in arenas:
             print(_arena_line(arena))
         return ExitCode.OK

@@ -52,6 +52,7 @@ class ControlDir:
     def __init__(self, state_dir: Path) -> None:
         self.root = state_dir / "tournaments"
         self.requests = self.root / "requests"
+        self._published: str | None = None  # what status.json holds, written on change only
 
     # --- the command's side ------------------------------------------------------------------
 
@@ -101,10 +102,17 @@ class ControlDir:
         return commands
 
     def publish(self, arenas: list[dict[str, Any]]) -> None:
+        """Write status.json when what it says changed (the service calls this every
+        second)."""
+        text = json.dumps(arenas, indent=1)
+        if text == self._published:
+            return
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             temporary = self.root / f".{STATUS_FILE}.tmp"
-            temporary.write_text(json.dumps(arenas, indent=1))
+            temporary.write_text(text)
             temporary.replace(self.root / STATUS_FILE)
         except OSError as exc:
             log.warning("cannot write %s: %s", self.root / STATUS_FILE, exc)
+            return
+        self._published = text

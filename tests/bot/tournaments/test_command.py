@@ -41,6 +41,9 @@ def test_list_shows_what_the_service_published(
     config = config_file(tmp_path)
     assert run(["tournament", "list", "--config", config]) == ExitCode.OK
     assert "no arenas known" in capsys.readouterr().out
+    ControlDir(tmp_path / "state").publish([])
+    assert run(["tournament", "list", "--config", config]) == ExitCode.OK
+    assert capsys.readouterr().out == "the bot plays no arenas now\n"
     ControlDir(tmp_path / "state").publish([{
         "id": "AbCd1234", "name": "Hourly Bullet", "status": "started", "rank": 3,
         "score": 12, "games": 5, "seconds_to_finish": 754, "withdrawn": False,
