@@ -22,7 +22,7 @@ from typing import Final
 
 from bot.challenges.blocklists import BlockLists
 from bot.challenges.matchmaking import Matchmaker
-from bot.challenges.opponents import OpponentBook, ratelimit_of
+from bot.challenges.opponents import BOT_GAMES_PER_DAY, OpponentBook, ratelimit_of
 from bot.challenges.policy import finer_verdict, judge, sort_queue
 from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
 from bot.features.wiring import FeatureError, Features
@@ -64,6 +64,9 @@ from bot.ops.logs import live_view_handler
 from bot.ops.memory import memory_report
 from bot.ops.sdnotify import Notify
 from bot.ops.status import bot_status, run_status
+from bot.tournaments.control import ControlDir
+from bot.tournaments.desk import ArenaDesk
+from bot.tournaments.rules import is_mandatory
 from bot.watch.server import Watch, WatchError, WatchSettings
 
 log = logging.getLogger(__name__)
@@ -84,6 +87,8 @@ STALE_CHALLENGE_S: Final = 15.0
 LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 CRASH_RESIGN_TIMEOUT_S: Final = 10.0  # a crashed game's resign gets at most this
+DAY_S: Final = 86_400.0
+
 
 def holds_slot(challenge: Challenge) -> bool:
     """Does the game of this challenge take one of the real-time slots (concurrency)?
@@ -141,6 +146,10 @@ class Bot:
         self._slot_freed = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
         self.book = OpponentBook(config.state_dir, config.challenge.recent_window_s)
+        self.arenas = ArenaDesk(config.tournaments, client, me.name,
+                                bot_day_capped=self._bot_day_capped,
+                                control=ControlDir(config.state_dir),
+                                on_change=self._slot_freed.set)
         self.block_lists = BlockLists(config.challenge.online_block_lists, config.state_dir)
         self.matchmaker = Matchmaker(config, client, me.id, self.book, is_idle=self._idle,
                                      blocked=lambda: self.block_lists.names,
@@ -164,6 +173,7 @@ class Bot:
                                name="block lists"),
                 tg.create_task(self.matchmaker.run(), name="matchmaking"),
                 tg.create_task(self.desk.run(), name="correspondence"),
+                tg.create_task(self.arenas.run(), name="arenas"),
             ]
             await self.stop_requested.wait()
             await self._shut_down()
@@ -183,8 +193,26 @@ class Bot:
         return len(self.games) + len(self.accepted) + self.matchmaker.pending_count
 
     def _idle(self) -> bool:
-        """Nothing to play and nothing waiting: matchmaking may look for a game."""
-        return self.accepting and not (self.games or self.queue or self.accepted)
+        """Nothing to play and nothing waiting: matchmaking may look for a game (not while
+        one of our arenas runs, unless tournaments.pause_matchmaking is off)."""
+        return self.accepting and not (self.games or self.queue or self.accepted) \
+            and not self.arenas.pauses_matchmaking()
+
+    def _challenge_limit(self) -> int:
+        """Real-time slots for challenges: the concurrency less the slots kept free for
+        arena pairings while one of our arenas runs (arena games take slots of their own)."""
+        arena_games = sum(1 for game in self.games.values() if is_mandatory(game.info))
+        return self.config.challenge.concurrency - self.arenas.reserved_slots(arena_games)
+
+    def _bot_day_capped(self) -> bool:
+        """Our games against bots for the day are used up: Lichess said so, or we count
+        BotLimit's number of them in the last 24 h."""
+        if self.book.situation().bot_day_capped:
+            return True
+        since = time.time() - DAY_S
+        bots = self.book.known_bots
+        return sum(1 for opponent, at in self.book.history.values()
+                   if at >= since and opponent in bots) >= BOT_GAMES_PER_DAY
 
     # --- events -----------------------------------------------------------------------------
 
@@ -342,7 +370,6 @@ class Bot:
 
     async def _take_challenges(self) -> None:
         """Accept queued challenges in order whenever a slot is free."""
-        limit = self.config.challenge.concurrency
         while True:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the shutdown's
             # cancellation when the slot frees at the same moment, and the loop never ends.
@@ -350,6 +377,7 @@ class Bot:
                 async with asyncio.timeout(QUEUE_TICK_S):
                     await self._slot_freed.wait()
             self._slot_freed.clear()
+            limit = self._challenge_limit()
             if self.accepting and any(holds_slot(c) for c in self.queue) \
                     and self.busy() >= limit:
                 await self.matchmaker.yield_slot()  # an incoming game beats our challenge
@@ -433,13 +461,15 @@ class Bot:
 
     async def _heartbeat(self) -> None:
         """The status summary in the log and for systemd, and the live view on a terminal."""
-        await run_status(bot_status(self), interval_s=self.config.log.status_interval_s,
+        await run_status(bot_status(self, arenas=self.arenas.status_lines),
+                         interval_s=self.config.log.status_interval_s,
                          live=live_view_handler(self.config.log.live_view),
                          notify=self.notify, notify_every_s=NOTIFY_INTERVAL_S)
 
     async def _shut_down(self) -> None:
         self.accepting = False
         await self.matchmaker.stop()
+        await self.arenas.stop()
         grace_s = self.config.game.shutdown_grace_s
         for challenge in self.queue:
             assert self._tg is not None

@@ -162,6 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
                          help="do not ask for confirmation (for scripts)")
     upgrade.set_defaults(run=cmd_upgrade)
 
+    tournament = command(
+        "tournament", "join, withdraw from or list arenas while the bot runs",
+        "Ask the running bot (`kibitz play` with the same configuration) to join or "
+        "withdraw from a Lichess arena, or list the arenas it plays with its rank, score, "
+        "games and time left. The request goes through the state directory "
+        "(<state_dir>/tournaments/), so the bot picks it up within a second without a "
+        "restart; one written while the bot is stopped is taken when it starts. Arenas "
+        "that stay for good belong in the config key tournaments.arenas. Swiss "
+        "tournaments refuse bots.")
+    tournament.add_argument("action", choices=("join", "withdraw", "list"))
+    tournament.add_argument("arena", nargs="?", metavar="ID",
+                            help="the arena's id or URL (join, withdraw)")
+    tournament.add_argument("--team", help="the team to play for (team battles)")
+    tournament.add_argument("--password", help="the entry code of a private arena")
+    _add_config(tournament)
+    tournament.set_defaults(run=cmd_tournament)
+
     version = command("version", "print the version of Kibitz and its main parts",
                       "Print the version of Kibitz, Python and the main libraries.")
     version.set_defaults(run=cmd_version)
@@ -370,6 +387,60 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     upgrade_to_bot(url, token.value)
     print(f"{info.username} is now a BOT account. Next: kibitz play")
     return ExitCode.OK
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from bot.ops.config import parse_arena_id
+    from bot.tournaments.control import ControlDir, TournamentCommand
+
+    control = ControlDir(_load(args).state_dir)
+    if args.action == "list":
+        try:
+            arenas = control.status()
+        except ValueError as error:
+            _error(str(error))
+            return ExitCode.ERROR
+        if arenas is None:
+            print(f"no arenas known: the bot has not run with {control.root} yet")
+            return ExitCode.OK
+        if not arenas:
+            print("the bot plays no arenas now")
+        for arena in arenas:
+            print(_arena_line(arena))
+        return ExitCode.OK
+    if args.arena is None:
+        _error(f"tournament {args.action}: which arena? give its id or URL")
+        return ExitCode.USAGE
+    try:
+        arena_id = parse_arena_id(args.arena)
+    except ValueError as error:
+        _error(str(error))
+        return ExitCode.USAGE
+    if args.action == "withdraw" and (args.team or args.password):
+        _error("tournament withdraw takes no --team or --password")
+        return ExitCode.USAGE
+    control.submit(TournamentCommand(args.action, arena_id, args.team, args.password))
+    print(f"asked the bot to {args.action} arena {arena_id} (through {control.requests})")
+    return ExitCode.OK
+
+
+def _arena_line(arena: dict[str, object]) -> str:
+    """One arena of `kibitz tournament list`."""
+    parts = [f"{arena.get('id')}", str(arena.get("name") or "?"), str(arena.get("status"))]
+    if arena.get("rank") is not None:
+        parts.append(f"rank {arena['rank']}")
+    if arena.get("score") is not None:
+        parts.append(f"{arena['score']} points in {arena.get('games')} games")
+    left = arena.get("seconds_to_finish") if arena.get("status") == "started" \
+        else arena.get("seconds_to_start") if arena.get("status") == "created" else None
+    if isinstance(left, (int, float)) and left > 0:
+        verb = "left" if arena.get("status") == "started" else "to the start"
+        parts.append(f"{int(left) // 60}:{int(left) % 60:02d} {verb}")
+    if arena.get("withdrawn"):
+        parts.append("withdrawn")
+    if arena.get("problem"):
+        parts.append(f"problem: {arena['problem']}")
+    return "  ".join(parts)
 
 
 def cmd_version(args: argparse.Namespace) -> int:

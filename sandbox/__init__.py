@@ -21,6 +21,8 @@ Modules, one job each:
     accounts    accounts, scopes and bearer tokens
     timecontrol speeds, perfs and variants with lila's names and thresholds
     online      stand-ins for the opening explorer, cloud evaluation and tablebase
+    tournaments arenas: join, withdraw, pairing each tick, arena scoring, the end on time
+    tournament_routes  `/api/tournament/{id}` (show, join, withdraw)
 
 Where it follows lila (github lichess-org/lila; a comment at each place cites the file),
 as a table of behaviour, lila source and test:
@@ -116,6 +118,28 @@ as a table of behaviour, lila source and test:
     lila: modules/api/src/main/GameApiV2.scala (toJson)
     test: tests/sandbox/test_games.py::test_export_gives_pgn_and_json;
       tests/bot/test_berserk_e2e.py (berserk plays the free human account against the bot)
+- Arenas: join (scopes tournament:write or bot:play) answers lila's JoinResult texts as a
+  400 (bots refused: "Tournament restrictions", the verdict "Bot players are not allowed";
+  "Wrong entry code"; "Missing team"; "This tournament no longer exists"), 30 joins a user
+  per 10 minutes (`tournament.user.join`); withdraw before the start leaves the list, after
+  it stops the pairing; an unknown id is 404 "No such tournament". Waiting players (bots
+  only while on the event stream) are paired every second by rank, never straight back
+  against their last opponent; colours by history. Arena games: source arena with
+  tournamentId, no abort, a missed first move loses, no draw offer before move 30; bot-vs-bot
+  games count towards the daily cap (a bot at its cap is not paired with bots). Scoring
+  2/1/0, doubled on fire (after two wins), a draw under 20 plies 0, berserk +1 from 14
+  plies (never a BOT). No pairing in the last max(30, min(limit / 2, 120)) s
+  (`pairingsClosed`); a player who loses by noStart is withdrawn; at the end running
+  games go on unscored. `botsAllowed` in the arena's JSON.
+    lila: app/controllers/Tournament.scala (apiJoin, apiWithdraw, show);
+      modules/tournament/src/main/Tournament.scala (JoinResult), TournamentApi.scala (join,
+      berserk, finish), StartedOrganizer.scala (fetchWaitingBots), WaitingUsers.scala,
+      arena/PairingSystem.scala, arena/ArenaSheet.scala, Pairing.scala (quickDraw,
+      notSoQuickFinish); modules/gathering/src/main/
+      Condition.scala (Bots); modules/bot/src/main/BotLimit.scala; modules/core
+      game/Game.scala (isMandatory, timeForFirstMove)
+    test: tests/sandbox/test_tournaments.py (every rule);
+      tests/bot/test_tournaments_e2e.py (a whole arena with the bot)
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml
@@ -125,6 +149,6 @@ Endpoints: /api/account, /api/account/playing, /api/token/test, /api/bot/account
 /api/bot/online, /api/user/{username}, /api/users/status, /api/stream/event,
 /api/challenge (list, create, show, accept, decline, cancel), /api/{bot,board}/game/...
 (stream, move, chat, abort, resign, draw, takeback, claim-victory, claim-draw),
-/api/round/{id}/add-time/{seconds} and
+/api/round/{id}/add-time/{seconds}, /api/tournament/{id} (show, join, withdraw) and
 /game/export/{id}.
 """

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from sandbox.faults import parse_fault
 from sandbox.lobby import QUIRK_NAMES
 from sandbox.server import DEFAULT_BOT, DEFAULT_HUMAN, _challenge_spec, run_sandbox
+from sandbox.tournaments import ARENA_FORMAT, parse_arena
 
 DEFAULT_PORT = 8080
 DEFAULT_KEEPALIVE_S = 6.0
@@ -65,6 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"leave the human account ({DEFAULT_HUMAN}) free: no sandbox "
                              "opponent plays it, so a person or another Lichess client "
                              "(berserk, lichess-bot, BotLi) plays it with its token")
+    parser.add_argument("--arena", metavar=ARENA_FORMAT,
+                        help=f"create an arena the opponent ({DEFAULT_HUMAN}) joins, e.g. "
+                             "1+0/5 (1+0 for five minutes, from now) or 3+2/20/60:nobots "
+                             "(from a minute on, bots refused); its id is printed")
     parser.add_argument("--fault", action="append", default=[], metavar="SPEC",
                         help="inject a fault (repeatable), e.g. status=503,path=/api/stream/"
                              "event,count=2 or ratelimit=html,path=/api/bot/game/*/move/* or "
@@ -86,6 +91,7 @@ class SandboxOptions:
     opponent: bool
     faults: tuple[str, ...]
     quirks: tuple[str, ...]
+    arena: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SandboxOptions:
@@ -94,19 +100,22 @@ class SandboxOptions:
             parse_fault(spec)
         if args.challenge:
             _challenge_spec(args.challenge, DEFAULT_BOT)
+        if args.arena:
+            parse_arena(args.arena)
         if args.no_opponent and (args.engine or args.challenge):
             raise ValueError("--no-opponent leaves the human account free: "
                              "--engine and --challenge need the sandbox opponent")
         return cls(host=args.host, port=args.port, keepalive_s=args.keepalive,
                    engine=tuple(shlex.split(args.engine)) if args.engine else None,
                    challenge=args.challenge or None, opponent=not args.no_opponent,
-                   faults=tuple(args.fault), quirks=tuple(args.quirk))
+                   faults=tuple(args.fault), quirks=tuple(args.quirk),
+                   arena=args.arena or None)
 
     async def serve(self) -> None:
         """Run the sandbox until Ctrl-C or SIGTERM."""
         await run_sandbox(self.host, self.port, keepalive_s=self.keepalive_s,
                           engine=self.engine, challenge=self.challenge, faults=self.faults,
-                          quirks=self.quirks, opponent=self.opponent)
+                          quirks=self.quirks, opponent=self.opponent, arena=self.arena)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -181,6 +181,8 @@ class Game:
         self.time_control = time_control
         self.rated = rated
         self.source = source
+        # The arena that paired this game (gameStart's `tournamentId`), if any.
+        self.tournament_id: str | None = None
         self.settings = settings
         self.observer = observer
         self.created_at_ms = int(time.time() * 1000)

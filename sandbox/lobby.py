@@ -73,6 +73,8 @@ class Lobby:
         self.games: dict[str, Game] = {}
         self._timers: dict[str, Timer] = {}
         self.finished_waiters: list[tuple[str, asyncio.Future[Game]]] = []
+        # Called with every game that ends (the arenas score their games here).
+        self.finish_listeners: list[Callable[[Game], None]] = []
         # Every reply's status, by the account that asked (None: no valid token), so a test
         # can tell exactly which 429s a client earned.
         self.replies: Counter[tuple[str | None, int]] = Counter()
@@ -263,11 +265,13 @@ class Lobby:
 
     def start_game(self, white: Account, black: Account, time_control: TimeControl,
                    variant: str, fen: str | None, rated: bool, source: str,
-                   game_id: str | None = None, rules: frozenset[str] = frozenset()) -> Game:
+                   game_id: str | None = None, rules: frozenset[str] = frozenset(),
+                   tournament_id: str | None = None) -> Game:
         initial_fen = None if variant == "standard" else fen
         game = Game(white=white, black=black, variant=variant, time_control=time_control,
                     rated=rated, initial_fen=initial_fen, source=source,
                     settings=self.settings.game, observer=self, game_id=game_id, rules=rules)
+        game.tournament_id = tournament_id
         self.games[game.id] = game
         log.info("game %s started: %s (white) - %s (black), %s %s", game.id,
                  white.username, black.username, variant, time_control.describe())
@@ -331,6 +335,8 @@ class Lobby:
             if game_id == game.id and not future.done():
                 future.set_result(game)
         self.finished_waiters = [(g, f) for g, f in self.finished_waiters if not f.done()]
+        for listener in list(self.finish_listeners):
+            listener(game)
         log.info("game %s ended: %s, winner %s", game.id, game.status,
                  color_name(game.winner) if game.winner is not None else "none")
 

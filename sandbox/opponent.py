@@ -185,6 +185,17 @@ class Opponent:
                 return
             await asyncio.sleep(RETRY_PAUSE_S)
 
+    async def join_arena(self, arena_id: str, password: str | None = None,
+                         team: str | None = None) -> int:
+        """Join an arena over the API (POST /api/tournament/{id}/join, which needs the
+        tournament:write scope); its games then arrive as gameStart like any other.
+        Returns the HTTP status."""
+        form = {k: v for k, v in (("password", password), ("team", team)) if v is not None}
+        return await self._post(f"/api/tournament/{arena_id}/join", form)
+
+    async def withdraw_arena(self, arena_id: str) -> int:
+        return await self._post(f"/api/tournament/{arena_id}/withdraw")
+
     # --- events --------------------------------------------------------------------------
 
     async def _run_events(self) -> None:

@@ -47,7 +47,7 @@ from functools import cached_property
 import chess
 from aiohttp import web
 
-from sandbox.accounts import Account
+from sandbox.accounts import DEFAULT_HUMAN_SCOPES, TOURNAMENT_WRITE, Account
 from sandbox.challenges import CHESS960_POSITIONS, ChallengeRequest
 from sandbox.errors import ApiError
 from sandbox.faults import FaultPlan, RequestFault, StreamFault, parse_fault
@@ -67,11 +67,15 @@ from sandbox.pgn import ExportOptions, export
 from sandbox.ratelimit import RateLimits
 from sandbox.routes import Api
 from sandbox.timers import LoopClock, SandboxClock
+from sandbox.tournament_routes import TournamentApi
+from sandbox.tournaments import Arena, Arenas, ArenaSpec, parse_arena
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BOT = "kibitz"
 DEFAULT_HUMAN = "sparring"
+# The sparring account may join arenas (lila's apiJoin wants tournament:write).
+HUMAN_ARENA_SCOPES = (*DEFAULT_HUMAN_SCOPES, TOURNAMENT_WRITE)
 # Open streams are cut after this long when the server stops.
 SHUTDOWN_TIMEOUT_S = 0.5
 
@@ -135,6 +139,7 @@ class SandboxServer:
         self._url = ""
         self.lobby = Lobby(settings, lambda: self._url)
         self.faults = FaultPlan()
+        self.arenas = Arenas(self.lobby)
         self._runner: web.AppRunner | None = None
         self.opponents: list[Opponent] = []
         self._fault_tasks: list[asyncio.Task[None]] = []
@@ -154,6 +159,7 @@ class SandboxServer:
         api = Api(self.lobby, self.faults)
         app = web.Application(middlewares=[api.middleware])
         app.add_routes(api.routes())
+        app.add_routes(TournamentApi(api, self.arenas).routes())
         register_online_routes(app, self.online)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
                                      shutdown_timeout=SHUTDOWN_TIMEOUT_S)
@@ -171,6 +177,7 @@ class SandboxServer:
         for opponent in self.opponents:
             await opponent.stop()
         self.opponents.clear()
+        self.arenas.shutdown()
         self.lobby.shutdown()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -310,6 +317,19 @@ class SandboxServer:
         color = None if winner is None else winner == "white"
         self.game(game_id).finish_by_server(status, color)
 
+    # --- arenas ----------------------------------------------------------------------------
+
+    def create_arena(self, spec: ArenaSpec | None = None, created_by: str = "lichess") -> str:
+        """Create an arena (it starts after `spec.starts_in_s` on the sandbox's clock and
+        ends `spec.minutes` later); return its id."""
+        return self.arenas.create(spec or ArenaSpec(), created_by).id
+
+    def arena(self, arena_id: str) -> Arena:
+        return self.arenas.find(arena_id)
+
+    def add_team_member(self, team: str, username: str) -> None:
+        self.arenas.team_members.setdefault(team, set()).add(self.account(username).id)
+
     # --- faults ----------------------------------------------------------------------------
 
     def fail(self, status: int = 500, path: str = "*", *, method: str | None = None,
@@ -380,6 +400,7 @@ async def run_sandbox(
     quirks: Sequence[str] = (),
     opponent: bool = True,
     print_line: Callable[[str], None] | None = None,
+    arena: str | None = None,
 ) -> None:
     """Run the sandbox until cancelled, with a bot account and a human sparring partner.
 
@@ -387,11 +408,14 @@ async def run_sandbox(
     The human account is played by the built-in opponent (random moves, or `engine`); it
     accepts every challenge, and with `challenge` ("<minutes>+<increment>[:<variant>]", e.g.
     "3+2" or "1+1:crazyhouse") it also challenges the bot account again and again. With
-    `opponent` False nobody plays it: a person or another client uses its token.
+    `opponent` False nobody plays it: a person or another client uses its token. With
+    `arena` (see tournaments.parse_arena) an arena is created, the opponent joins it, and
+    `arena: <id>` is printed.
     """
     emit = print_line or (lambda line: print(line, flush=True))
     parsed = [parse_fault(spec) for spec in faults]
     spec = None if challenge is None else _challenge_spec(challenge, DEFAULT_BOT)
+    arena_spec = None if arena is None else parse_arena(arena)
     unknown = set(quirks) - set(QUIRK_NAMES)
     if unknown:
         raise ValueError(f"unknown quirks {sorted(unknown)}; known: {', '.join(QUIRK_NAMES)}")
@@ -400,7 +424,7 @@ async def run_sandbox(
     url = await server.start(host, port)
     try:
         server.add_account(DEFAULT_BOT, bot=True)
-        server.add_account(DEFAULT_HUMAN, bot=False)
+        server.add_account(DEFAULT_HUMAN, bot=False, scopes=HUMAN_ARENA_SCOPES)
         for fault in parsed:
             server.add_fault(fault)
         if opponent:
@@ -412,6 +436,10 @@ async def run_sandbox(
         for account in server.lobby.accounts.all():
             emit(f"token: {account.username} {account.token} "
                  f"{'bot' if account.bot else 'human'}")
+        if arena_spec is not None:
+            arena_id = server.create_arena(arena_spec)
+            server.arenas.join(server.account(DEFAULT_HUMAN), arena_id)
+            emit(f"arena: {arena_id}")
         await _until_stopped()
     finally:
         with contextlib.suppress(Exception):

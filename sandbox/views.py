@@ -148,6 +148,8 @@ def game_event_info_json(game: Game, color: chess.Color) -> dict[str, Any]:
         "compat": {"bot": game.speed != "ultraBullet", "board": game.speed != "ultraBullet"},
         "id": game.id,
     }
+    if game.tournament_id is not None:
+        body["tournamentId"] = game.tournament_id
     if not game.playing:
         if game.winner is not None:
             body["winner"] = color_name(game.winner)

@@ -26,6 +26,9 @@ from bot.ops.statefile import load_state, number, save_state
 log = logging.getLogger(__name__)
 
 STATE_FILE: Final = "opponents.json"
+# lila modules/bot/src/main/BotLimit.scala (`Max(100)`): games a BOT may play against bots
+# in a day; arena games between bots count too.
+BOT_GAMES_PER_DAY: Final = 100
 ACCEPTED_TTL_S: Final = 30.0  # an accepted challenge with no game yet stops counting after this
 HISTORY_KEEP_S: Final = 7 * 86400.0  # games older than this are forgotten
 RATINGS_MIN_GAP_S: Final = 300.0  # /api/account allows 30 reads per 5 min: we take 1

@@ -52,8 +52,11 @@ class Conduct:
     the moves it undid.
     """
 
-    def __init__(self, draw: DrawConfig, resign: ResignConfig) -> None:
+    def __init__(self, draw: DrawConfig, resign: ResignConfig, *,
+                 first_draw_move: int = 1) -> None:
         self.draw = draw
+        # An arena game allows no draw before move 30 (bot.tournaments.rules).
+        self.first_draw_move = first_draw_move
         self.resign = resign
         # (ply of our move, its verdict), oldest first
         self._recent: deque[tuple[int, Verdict]] = deque(maxlen=max(draw.moves, resign.moves))
@@ -86,6 +89,8 @@ class Conduct:
         return [verdict for _, verdict in list(self._recent)[-n:]]
 
     def _drawish(self, fullmove: int) -> bool:
+        if fullmove < self.first_draw_move:
+            return False
         last = self.last
         if last is not None and last.tablebase_wdl is not None:
             return -1 <= last.tablebase_wdl <= 1

@@ -55,6 +55,7 @@ from bot.lichess.events import (
 )
 from bot.ops.config import Config, ShutdownAction
 from bot.ops.logs import MoveLog, game_context
+from bot.tournaments.rules import first_draw_move, is_mandatory
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,8 @@ class Game:
         self.info = info
         self.think_s = think_s  # set: a correspondence visit (think this long, move, leave)
         self.abandoned = False  # left at shutdown: the game goes on without us
-        self.conduct = Conduct(config.draw, config.resign)
+        self.conduct = Conduct(config.draw, config.resign,
+                               first_draw_move=first_draw_move(info))
         self.move_log = MoveLog(game_id, config.log)
         self.position: Position | None = None  # from the first gameFull on
         self.status: str = GameStatus.STARTED
@@ -352,7 +354,8 @@ class Game:
         if position is None:
             log.debug("chat %s <%s> %r", line.room, line.username, line.text)
             return
-        action = self.talk.on_chat(line, context=position.context, abortable=position.abortable,
+        action = self.talk.on_chat(line, context=position.context,
+                                   abortable=self._abortable(position),
                                    engine=self.mover.engine_name,
                                    last_search=self.mover.last_search)
         if action is CommandAction.WAIT:
@@ -411,7 +414,7 @@ class Game:
             playing = position is not None and position.state is not None
             for due in self.watchdog.due(
                     self.watch_clock(), playing=playing,
-                    abortable=position is not None and position.abortable,
+                    abortable=self._abortable(position),
                     our_turn=self._our_turn(), mover_idle=self.mover.idle):
                 if due is Due.END:
                     log.info("gameFinish seen but the stream did not end: ending the game")
@@ -461,11 +464,16 @@ class Game:
         if self.think_s is not None:  # a correspondence visit leaves; the next one retries
             self._finish(f"left: {why}", status=self.status)
             return
-        if len(self.moves) < 2 and await attempt("abort", self.client.abort(self.id)):
+        if len(self.moves) < 2 and not is_mandatory(self.info) \
+                and await attempt("abort", self.client.abort(self.id)):
             log.info("aborted: %s", why)
         elif await attempt("resign", self.client.resign(self.id)):
             log.info("resigned: %s", why)
         self._finish(self.reason if self.reason != FINISHED else why, status=self.status)
+
+    def _abortable(self, position: Position | None) -> bool:
+        """Lichess lets us abort until both sides moved, never in a tournament game."""
+        return position is not None and position.abortable and not is_mandatory(self.info)
 
     def _status_from_info(self) -> str:
         return self.info.status if self.info is not None else self.status

@@ -144,8 +144,7 @@ class GameInfo:
     opponent_id: str | None
     opponent_name: str
     winner: Color | None
-    # the arena the game belongs to (lila's GameEventInfo `tournamentId`, optional)
-    tournament_id: str | None = None
+    tournament_id: str | None = None  # the arena (or Swiss) that paired the game
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import string
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -323,6 +324,59 @@ def _urls(value: Any) -> tuple[str, ...]:
     return tuple(_url(item) for item in value)
 
 
+# A Lichess arena id: eight letters and digits (lila Tournament.makeId).
+ARENA_ID_PATTERN = re.compile(r"[A-Za-z0-9]{8}")
+ARENA_URL_PREFIX = re.compile(r"^https?://[^/]+/tournament/")
+ARENA_KEYS = ("id", "team", "password")
+
+
+@dataclass(frozen=True)
+class ArenaEntry:
+    """One arena to join: its id, the team to play for (team battles), its entry code."""
+
+    id: str
+    team: str | None = None
+    password: str | None = None
+
+
+def parse_arena_id(text: str) -> str:
+    """An arena id, or its URL (https://lichess.org/tournament/<id>), as the id."""
+    arena_id = ARENA_URL_PREFIX.sub("", text.strip()).strip("/")
+    if not ARENA_ID_PATTERN.fullmatch(arena_id):
+        raise ValueError(f"{text!r} is not an arena id (8 letters and digits, or the "
+                         "arena's URL https://lichess.org/tournament/<id>)")
+    return arena_id
+
+
+def _arenas(value: Any) -> tuple[ArenaEntry, ...]:
+    if not isinstance(value, list):
+        raise _Invalid("must be a list of arena ids, or of {id, team, password} mappings, "
+                       f"{_got(value)}")
+    entries: list[ArenaEntry] = []
+    for item in value:
+        raw = {"id": item} if isinstance(item, str) else item
+        if not isinstance(raw, dict):
+            raise _Invalid(f"each arena must be an id or a mapping, {_got(item)}")
+        unknown = sorted(set(map(str, raw)) - set(ARENA_KEYS))
+        if unknown:
+            raise _Invalid(f"unknown arena key {unknown[0]!r}; allowed: {', '.join(ARENA_KEYS)}")
+        if not isinstance(raw.get("id"), str):
+            raise _Invalid(f"each arena needs an id, {_got(raw.get('id'))}")
+        try:
+            arena_id = parse_arena_id(raw["id"])
+        except ValueError as error:
+            raise _Invalid(str(error)) from None
+        extra = {k: raw.get(k) for k in ("team", "password")}
+        for key, text in extra.items():
+            if text is not None and not (isinstance(text, str) and text.strip()):
+                raise _Invalid(f"arena {arena_id}: {key} must be a non-empty text, "
+                               f"{_got(text)}")
+        if any(e.id == arena_id for e in entries):
+            raise _Invalid(f"arena {arena_id} is listed twice")
+        entries.append(ArenaEntry(arena_id, extra["team"], extra["password"]))
+    return tuple(entries)
+
+
 # --- declaring keys -----------------------------------------------------------------
 
 
@@ -622,6 +676,15 @@ class WatchConfig:
 
 
 @dataclass(frozen=True)
+class TournamentsConfig:
+    arenas: tuple[ArenaEntry, ...] = _key((), _arenas)
+    slots: int = _key(1, _integer(1, what="a number of games"))
+    pause_matchmaking: bool = _key(True, _boolean)
+    join_before_s: float = _key(600.0, _number(0))
+    poll_interval_s: float = _key(15.0, _number(1))
+
+
+@dataclass(frozen=True)
 class Config:
     url: str = _key("https://lichess.org", _url)
     token_file: Path | None = field(default=None, metadata=_check(_optional(_path)))
@@ -643,6 +706,8 @@ class Config:
     matchmaking: MatchmakingConfig = field(default_factory=MatchmakingConfig)
     correspondence: CorrespondenceConfig = field(default_factory=CorrespondenceConfig)
     watch: WatchConfig = field(default_factory=WatchConfig)
+
+    tournaments: TournamentsConfig = field(default_factory=TournamentsConfig)
 
 
 # Checks that span two keys: (path of the lower key, path of the upper key).

@@ -57,6 +57,7 @@ class StatusSnapshot:
     challenges_queued: int = 0
     games_today: int = 0
     stopping: bool = False
+    arenas: tuple[str, ...] = ()  # one line per arena we play (bot.tournaments.desk)
 
 
 StatusSource = Callable[[], StatusSnapshot]
@@ -109,15 +110,17 @@ def _totals(snapshot: StatusSnapshot) -> str:
 
 
 def summary_line(snapshot: StatusSnapshot) -> str:
-    """The periodic one-line summary: each game with opponent, clocks and score."""
+    """The periodic one-line summary: each game with opponent, clocks and score, then
+    each arena we play."""
+    arenas = "".join(f" | {line}" for line in snapshot.arenas)
     if not snapshot.games:
-        return f"no games in progress | {_totals(snapshot)}"
+        return f"no games in progress | {_totals(snapshot)}{arenas}"
     games = "; ".join(
         f"{g.game_id} vs {g.opponent} ({g.color}, {format_clock(g.our_clock_s)} v "
         f"{format_clock(g.their_clock_s)}{', ' + g.score if g.score else ''}"
         f"{', on ' + g.engine if g.engine else ''})"
         for g in snapshot.games)
-    return f"{_plural(len(snapshot.games), 'game')}: {games} | {_totals(snapshot)}"
+    return f"{_plural(len(snapshot.games), 'game')}: {games} | {_totals(snapshot)}{arenas}"
 
 
 def live_lines(snapshot: StatusSnapshot) -> list[str]:
@@ -126,7 +129,7 @@ def live_lines(snapshot: StatusSnapshot) -> list[str]:
     with `*` when it is our move, our clock first, and `[name]` after the opponent when
     several engines are configured."""
     header = f"── {_plural(len(snapshot.games), 'game')} in progress | {_totals(snapshot)} ──"
-    lines = [header]
+    lines = [header, *snapshot.arenas]
     for g in snapshot.games:
         turn = "*" if g.our_turn else " "
         clocks = f"{format_clock(g.our_clock_s):>7}/{format_clock(g.their_clock_s):<7}"
@@ -199,8 +202,10 @@ class BotState(Protocol):
     def accepting(self) -> bool: ...
 
 
-def bot_status(bot: BotState, tally: GameTally | None = None) -> StatusSource:
-    """A StatusSource for a running bot: its games, queue, and the games started today."""
+def bot_status(bot: BotState, tally: GameTally | None = None,
+               arenas: Callable[[], list[str]] | None = None) -> StatusSource:
+    """A StatusSource for a running bot: its games, queue, the games started today, and
+    the lines of its arenas."""
     games_today = tally or GameTally()
     counted = 0
 
@@ -217,7 +222,8 @@ def bot_status(bot: BotState, tally: GameTally | None = None) -> StatusSource:
             if shown is not None:
                 views.append(view_of(shown))
         return StatusSnapshot(games=tuple(views), challenges_queued=len(bot.queue),
-                              games_today=games_today.count(), stopping=not bot.accepting)
+                              games_today=games_today.count(), stopping=not bot.accepting,
+                              arenas=tuple(arenas()) if arenas is not None else ())
 
     return snapshot
 

@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol
 
 import chess
 
-from bot.challenges.opponents import OpponentBook
+from bot.challenges.opponents import BOT_GAMES_PER_DAY, OpponentBook
 from bot.game.game import Game
 from bot.game.hooks import SourcedMove
 from bot.game.metrics import Metrics
@@ -334,7 +334,7 @@ class Feed:
                                       f"{'rated' if c.rated else 'casual'}"} for c in queue],
             "challenges": view.decisions(list(metrics.recent_challenges)),
             "games_today": self.tally.count(),
-            "bot_games_per_day": view.BOT_GAMES_PER_DAY,
+            "bot_games_per_day": BOT_GAMES_PER_DAY,
             "bot_games_capped_until": capped if capped > self._wall() else None,
             "requests_last_minute": client.tally.last_minute(),
             "requests_per_minute": round(client.budget.rate_per_s * 60),

@@ -23,8 +23,6 @@ PV_MOVES: Final = 12  # moves of the principal variation shown in SAN
 MATE_CP: Final = 1000  # a mate on the eval graph: the graph's edge
 EVAL_CLAMP_CP: Final = 1000  # the eval graph spans -10..+10 pawns
 BOARD_PX: Final = 320  # the SVG's own size; CSS scales it to the card
-# lila: modules/bot/src/main/BotLimit.scala, `Max(100)` games between bots per day
-BOT_GAMES_PER_DAY: Final = 100
 # Lichess writes the clocks under a minute as fractions: ¼+0 is 15 seconds.
 MINUTE_FRACTIONS: Final = {15: "¼", 30: "½", 45: "¾"}
 

@@ -25,7 +25,7 @@ from bot.ops.config import Config, to_plain
 from bot.ops.token import TOKEN_ENV
 from sandbox.server import SandboxServer
 
-COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "version")
+COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "tournament", "version")
 
 
 @pytest.fixture(autouse=True)

@@ -58,6 +58,10 @@ OPERATIONS: list[tuple[str, str, str]] = [
     ("GET", r"/game/export/[^/]+", "games/game-export-gameId.yaml"),
     ("GET", r"/api/user/[^/]+", "users/api-user-username.yaml"),
     ("GET", r"/api/users/status", "users/api-users-status.yaml"),
+    ("GET", r"/api/tournament/[^/]+", "arenatournaments/api-tournament-id.yaml"),
+    ("POST", r"/api/tournament/[^/]+/join", "arenatournaments/api-tournament-id-join.yaml"),
+    ("POST", r"/api/tournament/[^/]+/withdraw",
+     "arenatournaments/api-tournament-id-withdraw.yaml"),
     ("POST", r"/api/round/[^/]+/add-time/[^/]+",
      "challenges/api-round-gameId-add-time-seconds.yaml"),
 ]

@@ -116,6 +116,24 @@ async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
     assert f"cannot serve on 127.0.0.1:{port}".encode() in stderr
 
 
+async def test_an_arena_from_the_command_line_has_the_sparring_partner_in_it() -> None:
+    task, lines = await started_sandbox(arena="1+0/5/60:nobots")
+    try:
+        url = lines[0].removeprefix("url: ")
+        arena_id = lines[3].removeprefix("arena: ")
+        async with aiohttp.ClientSession() as session, \
+                session.get(f"{url}/api/tournament/{arena_id}") as reply:
+            shown = await reply.json()
+        assert (shown["nbPlayers"], shown["clock"]) == (1, {"limit": 60, "increment": 0})
+        assert "secondsToStart" in shown and "isStarted" not in shown
+        assert shown["standing"]["players"][0]["name"] == "sparring"
+        assert shown["verdicts"]["list"][0]["condition"] == "Bot players are not allowed"
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 def test_both_command_lines_take_the_same_options() -> None:
     """`kibitz sandbox` and `python -m sandbox` are one parser (sandbox/cli.py)."""
     import argparse

@@ -59,6 +59,14 @@ def test_live_view() -> None:
     assert lines[2] == " Zz9yY8xx black vs a-very-long-  0:05.2/1:02:05"
 
 
+def test_arenas_are_shown_after_the_totals_and_under_the_header() -> None:
+    arena = "arena Hourly Bullet (AbCd1234): rank 3/40, 12 points, 5 games, 12:34 left"
+    snapshot = StatusSnapshot(arenas=(arena,))
+    assert summary_line(snapshot) == (
+        f"no games in progress | 0 challenges queued | 0 games today | {arena}")
+    assert live_lines(StatusSnapshot(GAMES, arenas=(arena,)))[1] == arena
+
+
 def test_games_today_rolls_over_at_midnight() -> None:
     day = [datetime.date(2026, 1, 1)]
     tally = GameTally(today=lambda: day[0])

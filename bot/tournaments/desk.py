@@ -1,0 +1,301 @@
+"""ArenaDesk: the arenas the bot plays, from joining to withdrawing.
+
+Each arena is looked at every `tournaments.poll_interval_s` (and when its start or end is
+due): joined `join_before_s` before its start (at once if it already runs), withdrawn from
+when it ends, when the bot stops, and when our daily bot-game cap is reached (lila
+modules/bot/src/main/BotLimit.scala: arena games between bots count towards it). A refusal
+from lila is logged once with lila's own message and never stops the bot: a final one
+(bots not allowed, wrong entry code, missing team, no such arena) drops the arena, a
+passing one (rate limit, server trouble) is tried again on the next look.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import quote
+
+from bot.lichess.client import AuthError, Lichess, RateLimited, RequestError, Unavailable
+from bot.ops.config import ArenaEntry, TournamentsConfig
+from bot.tournaments.control import ControlDir, TournamentCommand
+from bot.tournaments.view import ArenaFormatError, ArenaView, Sheet, page_of, parse_view, sheet_of
+
+log = logging.getLogger(__name__)
+
+REQUEST_DEADLINE_S: Final = 10.0  # one tournament request, retries included
+WITHDRAW_AT_STOP_S: Final = 5.0  # the withdrawals of a stopping bot, together
+CONTROL_TICK_S: Final = 1.0  # the control directory is read this often
+END_MARGIN_S: Final = 1.0  # look again this long after an arena's end is due
+
+
+@dataclass
+class ArenaState:
+    entry: ArenaEntry
+    origin: str  # "config" or "command"
+    view: ArenaView | None = None
+    sheet: Sheet | None = None
+    joined: bool = False
+    withdrawn: bool = False  # by us: at the end, the cap or a command
+    done: bool = False  # nothing more to do with it
+    problem: str | None = None  # the last refusal, logged once
+    next_look: float = 0.0  # monotonic
+
+    def summary(self) -> dict[str, Any]:
+        view = self.view
+        return {
+            "id": self.entry.id, "name": view.name if view else None,
+            "status": view.status if view else "unknown", "joined": self.joined,
+            "withdrawn": self.withdrawn, "done": self.done, "problem": self.problem,
+            "rank": view.rank if view else None,
+            "score": self.sheet.score if self.sheet else None,
+            "games": self.sheet.games if self.sheet else None,
+            "seconds_to_start": view.seconds_to_start if view else None,
+            "seconds_to_finish": view.seconds_to_finish if view else None,
+        }
+
+
+class ArenaDesk:
+    """The arenas of one running bot."""
+
+    def __init__(self, config: TournamentsConfig, client: Lichess, username: str, *,
+                 bot_day_capped: Callable[[], bool], control: ControlDir | None = None,
+                 on_change: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.client = client
+        self.username = username
+        self.bot_day_capped = bot_day_capped
+        self.control = control
+        self.on_change = on_change or (lambda: None)
+        self.clock = clock
+        self.arenas: dict[str, ArenaState] = {}
+        self._capped_logged = False
+        self._wake = asyncio.Event()
+        for entry in config.arenas:
+            self.arenas[entry.id] = ArenaState(entry, "config")
+
+    # --- what the bot asks -----------------------------------------------------------------
+
+    def running(self) -> list[ArenaState]:
+        """Arenas we are in that may still pair us (running, pairings not closed)."""
+        return [s for s in self.arenas.values()
+                if s.joined and not s.withdrawn and s.view is not None and s.view.running
+                and not s.view.pairings_closed]
+
+    def reserved_slots(self, arena_games: int) -> int:
+        """Game slots to keep free for arena pairings: `slots` while one of our arenas runs,
+        less the arena games already being played."""
+        if not self.running():
+            return 0
+        return max(0, self.config.slots - arena_games)
+
+    def pauses_matchmaking(self) -> bool:
+        return self.config.pause_matchmaking and bool(self.running())
+
+    def status_lines(self) -> list[str]:
+        """One line per arena we are in: name, rank, score, games, time left."""
+        lines = []
+        for state in self.arenas.values():
+            view = state.view
+            if view is None or not state.joined or state.done:
+                continue
+            if view.running:
+                left = f"{_clock(view.seconds_to_finish)} left"
+            elif view.finished:
+                left = "finished"
+            else:
+                left = f"starts in {_clock(view.seconds_to_start)}"
+            sheet = state.sheet
+            score = f", {sheet.score} points, {sheet.games} games" if sheet else ""
+            rank = f"rank {view.rank}/{view.nb_players}" if view.rank else "unranked"
+            lines.append(f"arena {view.name} ({view.id}): {rank}{score}, {left}")
+        return lines
+
+    # --- commands ----------------------------------------------------------------------------
+
+    def apply(self, command: TournamentCommand) -> None:
+        if command.action == "join":
+            state = self.arenas.get(command.arena_id)
+            if state is None or state.done:
+                entry = ArenaEntry(command.arena_id, command.team, command.password)
+                self.arenas[command.arena_id] = ArenaState(entry, "command")
+                log.info("arena %s: join requested", command.arena_id)
+            self._wake.set()
+        elif command.action == "withdraw":
+            state = self.arenas.get(command.arena_id)
+            if state is None:
+                log.info("arena %s: withdraw requested, but we are not in it",
+                         command.arena_id)
+                return
+            state.done = True
+            if state.joined and not state.withdrawn:
+                state.next_look = 0.0
+                self._wake.set()
+            self._publish()
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        while True:
+            if self.control is not None:
+                for command in self.control.take():
+                    self.apply(command)
+            now = self.clock()
+            for state in list(self.arenas.values()):
+                if state.next_look <= now:
+                    await self._look(state)
+            self._publish()
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._sleep_s()):
+                    await self._wake.wait()
+
+    def _sleep_s(self) -> float:
+        due = [s.next_look for s in self.arenas.values()
+               if not (s.done and (s.withdrawn or not s.joined))]
+        sleep_s = max(0.0, min(due, default=self.clock() + 3600) - self.clock())
+        return min(sleep_s, CONTROL_TICK_S) if self.control is not None else sleep_s
+
+    async def stop(self) -> None:
+        """The bot stops: withdraw from every arena we are in that has not ended."""
+        pending = [s for s in self.arenas.values() if s.joined and not s.withdrawn
+                   and not (s.view is not None and s.view.finished)]
+        if pending:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WITHDRAW_AT_STOP_S):
+                    await asyncio.gather(*(self._withdraw(s, "the bot stops")
+                                           for s in pending))
+        self._publish()
+
+    async def _look(self, state: ArenaState) -> None:
+        arena_id = state.entry.id
+        state.next_look = self.clock() + self.config.poll_interval_s
+        if state.done and state.joined and not state.withdrawn:
+            await self._withdraw(state, "asked to")
+            return
+        if state.done:
+            return
+        try:
+            raw = await self.client.request("GET", f"/api/tournament/{quote(arena_id)}",
+                                            kind="tournament:show",
+                                            deadline_s=REQUEST_DEADLINE_S)
+            view = parse_view(raw)
+        except RequestError as exc:
+            self._refused(state, exc.message, final=exc.status == 404)
+            return
+        except (Unavailable, AuthError, ArenaFormatError) as exc:
+            self._refused(state, str(exc), final=isinstance(exc, (AuthError, ArenaFormatError)))
+            return
+        state.view = view
+        state.joined = view.joined and not view.withdrawn
+        if view.finished:
+            log.info("arena %s (%s) is over", view.name, arena_id)
+            await self._refresh_sheet(state, raw)
+            if state.joined and not state.withdrawn:
+                await self._withdraw(state, "it ended")
+            state.done = True
+            return
+        if view.running:
+            # Look again when the pairings close (the kept slot is free again) and at the end.
+            closes_in_s = view.seconds_to_pairings_close
+            state.next_look = min(state.next_look, self.clock() + (
+                closes_in_s + END_MARGIN_S if not view.pairings_closed
+                else view.seconds_to_finish + END_MARGIN_S))
+        else:
+            join_at_s = view.seconds_to_start - self.config.join_before_s
+            if join_at_s > 0 and not state.joined:
+                state.next_look = min(state.next_look, self.clock() + join_at_s)
+            state.next_look = min(state.next_look,
+                                  self.clock() + view.seconds_to_start + END_MARGIN_S)
+        if self.bot_day_capped():
+            if not self._capped_logged:
+                log.info("our bot-vs-bot games for today are used up: leaving the arenas")
+                self._capped_logged = True
+            if state.joined and not state.withdrawn:
+                await self._withdraw(state, "our daily bot-game cap is reached")
+            return
+        self._capped_logged = False
+        if not state.joined and (view.running or view.seconds_to_start
+                                 <= self.config.join_before_s):
+            await self._join(state, view)
+        if state.joined:
+            await self._refresh_sheet(state, raw)
+
+    async def _join(self, state: ArenaState, view: ArenaView) -> None:
+        entry = state.entry
+        form = {k: v for k, v in (("team", entry.team), ("password", entry.password))
+                if v is not None}
+        try:
+            await self.client.request("POST", f"/api/tournament/{quote(entry.id)}/join",
+                                      kind="tournament:join", data=form,
+                                      deadline_s=REQUEST_DEADLINE_S)
+        except RateLimited as exc:
+            self._refused(state, f"rate limited ({exc})", final=False)
+            return
+        except RequestError as exc:
+            # lila's JoinResult texts: all final but "You are joining too many tournaments".
+            why = f"{exc.message} (Bot players are not allowed)" if view.bots_refused \
+                else exc.message
+            self._refused(state, f"cannot join: {why}", final="too many" not in exc.message)
+            return
+        except (Unavailable, AuthError) as exc:
+            self._refused(state, str(exc), final=isinstance(exc, AuthError))
+            return
+        state.joined = True
+        state.withdrawn = False
+        state.problem = None
+        state.next_look = self.clock()  # read our rank and score at once
+        log.info("joined arena %s (%s), %s", view.name, entry.id,
+                 "running" if view.running else f"starting in {_clock(view.seconds_to_start)}")
+        self.on_change()
+
+    async def _withdraw(self, state: ArenaState, why: str) -> None:
+        arena_id = state.entry.id
+        try:
+            await self.client.request("POST", f"/api/tournament/{quote(arena_id)}/withdraw",
+                                      kind="tournament:withdraw",
+                                      deadline_s=REQUEST_DEADLINE_S)
+        except (RequestError, Unavailable, AuthError) as exc:
+            log.warning("arena %s: withdraw (%s) failed: %s", arena_id, why, exc)
+            return
+        state.withdrawn = True
+        log.info("withdrew from arena %s (%s)", arena_id, why)
+        self.on_change()
+
+    async def _refresh_sheet(self, state: ArenaState, raw: Any) -> None:
+        """Our score and games from the standing page our rank is on."""
+        view = state.view
+        if view is None or view.rank is None:
+            return
+        page = page_of(view.rank)
+        if page != 1:
+            try:
+                raw = await self.client.request(
+                    "GET", f"/api/tournament/{quote(view.id)}", kind="tournament:show",
+                    params={"page": str(page)}, deadline_s=REQUEST_DEADLINE_S)
+            except (RequestError, Unavailable, AuthError) as exc:
+                log.debug("arena %s: standing page %d: %s", view.id, page, exc)
+                return
+        state.sheet = sheet_of(raw, self.username) or state.sheet
+
+    def _refused(self, state: ArenaState, message: str, *, final: bool) -> None:
+        if state.problem != message:
+            log.warning("arena %s: %s%s", state.entry.id, message,
+                        "" if final else "; trying again later")
+        state.problem = message
+        if final:
+            state.done = True
+
+    def _publish(self) -> None:
+        if self.control is not None:
+            self.control.publish([s.summary() for s in self.arenas.values()])
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"

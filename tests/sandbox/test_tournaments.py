@@ -1,0 +1,237 @@
+"""Arenas: join/withdraw answers, pairing, scoring and the end, on the sandbox's clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import chess
+import pytest
+
+from sandbox.accounts import BOARD_PLAY, CHALLENGE_READ, TOURNAMENT_WRITE
+from sandbox.server import SandboxServer
+from sandbox.timers import ManualClock
+from sandbox.tournaments import (
+    JOIN_LIMIT,
+    NO_SUCH_TOURNAMENT,
+    ArenaPlayer,
+    ArenaSpec,
+    parse_arena,
+)
+from tests.sandbox.conftest import FIRST_MOVE_S
+from tests.sandbox.spec import SpecClient
+
+Client = Callable[[str | None], SpecClient]
+HUMAN_SCOPES = (BOARD_PLAY, CHALLENGE_READ, TOURNAMENT_WRITE)
+
+
+def online(sandbox: SandboxServer, *usernames: str) -> None:
+    """Connect the players' event streams: the organiser pairs only players who are there."""
+    for name in usernames:
+        sandbox.lobby.hub.open_event_stream(name.lower())
+
+
+def test_arena_sheet_scores_wins_draws_fire_and_berserk() -> None:
+    player = ArenaPlayer(account=None, rating=1500)  # type: ignore[arg-type]
+    results = [(1.0, False), (1.0, False), (1.0, False), (0.5, False), (0.0, False),
+               (1.0, True), (0.5, False)]
+    points = [player.record(result, berserk, plies=40) for result, berserk in results]
+    # Two wins light the fire: the third win and the draw after it count double; a loss
+    # puts it out; a berserk win adds one.
+    assert points == [2, 2, 4, 2, 0, 3, 1]
+    assert player.score == 14
+    assert not player.fire
+    # A draw in under 20 plies scores nothing; a berserk win under 14 plies no bonus.
+    assert player.record(0.5, plies=19) == 0
+    assert player.record(1.0, berserk=True, plies=13) == 2
+
+
+async def test_join_show_and_withdraw_before_the_start(sandbox: SandboxServer,
+                                                       client: Client,
+                                                       clock: ManualClock) -> None:
+    bot = client(sandbox.add_account("bot1", bot=True))
+    arena_id = sandbox.create_arena(ArenaSpec(name="Bot Arena", minutes=5, starts_in_s=60))
+    assert (await bot.post(f"/api/tournament/{arena_id}/join")).json() == {"ok": True}
+    shown = (await bot.get(f"/api/tournament/{arena_id}")).json()
+    assert shown["fullName"] == "Bot Arena"
+    assert shown["secondsToStart"] == 60
+    assert shown["nbPlayers"] == 1
+    assert shown["me"] == {"rank": 1, "withdraw": False}
+    assert shown["verdicts"]["accepted"] is True
+    assert shown["clock"] == {"limit": 60, "increment": 0}
+    # Before the start a withdrawal leaves the list.
+    assert (await bot.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
+    assert (await bot.get(f"/api/tournament/{arena_id}")).json()["nbPlayers"] == 0
+    clock.advance(60)
+    shown = (await client(None).get(f"/api/tournament/{arena_id}")).json()
+    assert shown["isStarted"] is True and shown["secondsToFinish"] == 300
+    assert "me" not in shown
+
+
+async def test_join_refusals_have_lilas_messages(sandbox: SandboxServer,
+                                                 client: Client) -> None:
+    bot = client(sandbox.add_account("bot1", bot=True))
+    no_bots = sandbox.create_arena(ArenaSpec(allow_bots=False, starts_in_s=60))
+    reply = await bot.post(f"/api/tournament/{no_bots}/join")
+    assert (reply.status, reply.json()) == (400, {"error": "Tournament restrictions"})
+    verdicts = (await bot.get(f"/api/tournament/{no_bots}")).json()["verdicts"]
+    assert verdicts == {"list": [{"condition": "Bot players are not allowed",
+                                  "verdict": "Bot players are not allowed"}],
+                        "accepted": False}
+    private = sandbox.create_arena(ArenaSpec(password="secret", starts_in_s=60))
+    reply = await bot.post(f"/api/tournament/{private}/join", data={"password": "nope"})
+    assert (reply.status, reply.json()) == (400, {"error": "Wrong entry code"})
+    assert (await bot.post(f"/api/tournament/{private}/join",
+                           data={"password": "secret"})).status == 200
+    battle = sandbox.create_arena(ArenaSpec(teams=frozenset({"red", "blue"}), starts_in_s=60))
+    reply = await bot.post(f"/api/tournament/{battle}/join", data={"team": "red"})
+    assert (reply.status, reply.json()) == (400, {"error": "Missing team"})
+    sandbox.add_team_member("red", "bot1")
+    assert (await bot.post(f"/api/tournament/{battle}/join",
+                           data={"team": "red"})).status == 200
+    reply = await bot.post("/api/tournament/nosuchid/join")
+    assert (reply.status, reply.json()) == (400, {"error": "This tournament no longer exists"})
+    reply = await bot.post("/api/tournament/nosuchid/withdraw")
+    assert (reply.status, reply.json()) == (404, {"error": NO_SUCH_TOURNAMENT})
+
+
+async def test_join_needs_a_scope_and_is_rate_limited(sandbox: SandboxServer,
+                                                      client: Client) -> None:
+    reader = client(sandbox.add_account("reader", bot=False, scopes=[CHALLENGE_READ]))
+    arena_id = sandbox.create_arena(ArenaSpec(starts_in_s=60))
+    reply = await reader.post(f"/api/tournament/{arena_id}/join")
+    assert reply.status == 403
+    human = client(sandbox.add_account("human", bot=False, scopes=HUMAN_SCOPES))
+    for _ in range(JOIN_LIMIT):
+        assert (await human.post(f"/api/tournament/{arena_id}/join")).status == 200
+    reply = await human.post(f"/api/tournament/{arena_id}/join")
+    assert reply.status == 429
+    assert reply.json()["ratelimit"]["key"] == "tournament.user.join"
+
+
+async def test_pairs_waiting_players_scores_results_and_ends_on_time(
+        sandbox: SandboxServer, clock: ManualClock) -> None:
+    for name in ("bot1", "bot2"):
+        sandbox.add_account(name, bot=True)
+    for name in ("alice", "bob"):
+        sandbox.add_account(name, bot=False, scopes=HUMAN_SCOPES)
+    arena_id = sandbox.create_arena(ArenaSpec(minutes=5, starts_in_s=10))
+    arenas = sandbox.arenas
+    for name in ("bot1", "bot2", "alice", "bob"):
+        arenas.join(sandbox.account(name), arena_id)
+    online(sandbox, "bot1", "bot2", "alice")  # bob is not there: not paired
+    clock.advance(10)
+    arena = sandbox.arena(arena_id)
+    assert len(arena.games) == 1
+    first = sandbox.game(arena.games[0])
+    assert first.source == "arena" and first.tournament_id == arena_id
+    assert {"noAbort", "noEarlyDraw"} <= first.rules
+    white = first.players[chess.WHITE].username
+    sandbox.end_game(first.id, "resign", "white")
+    online(sandbox, "bob")
+    clock.advance(1)
+    assert len(arena.games) == 3
+    scores = {p.account.username: p.score for p in arena.players.values()}
+    assert scores[white] == 2 and sum(scores.values()) == 2
+    # Nobody meets their last opponent again while someone else waits.
+    for game_id in arena.games[1:]:
+        names = {p.username for p in sandbox.game(game_id).players.values()}
+        assert names != {first.players[chess.WHITE].username,
+                         first.players[chess.BLACK].username}
+    for game_id in arena.games[1:]:
+        sandbox.end_game(game_id, "draw", None)
+    arenas.withdraw(sandbox.account("bob"), arena_id)
+    clock.advance(1)
+    assert arena.players["bob"].withdrawn
+    assert all("bob" not in {p.id for p in sandbox.game(g).players.values()}
+               for g in arena.games[3:])
+    running = arena.games[-1]
+    clock.advance(300)
+    assert arena.status == "finished"
+    before = {p.account.id: p.score for p in arena.players.values()}
+    sandbox.end_game(running, "resign", "black")
+    assert {p.account.id: p.score for p in arena.players.values()} == before
+    shown = arenas.json(arena, sandbox.account("bot1"))
+    assert shown["isFinished"] is True
+    assert shown["me"]["rank"] == arena.rank_of("bot1")
+
+
+async def test_bots_at_their_daily_cap_are_not_paired_with_bots(clock: ManualClock) -> None:
+    from sandbox.ratelimit import RateLimits
+    server = SandboxServer(clock=clock, limits=RateLimits(bot_games_per_day=1))
+    await server.start()
+    try:
+        for name in ("bot1", "bot2", "bot3"):
+            server.add_account(name, bot=True)
+        arena_id = server.create_arena(ArenaSpec(starts_in_s=0))
+        for name in ("bot1", "bot2", "bot3"):
+            server.arenas.join(server.account(name), arena_id)
+        online(server, "bot1", "bot2", "bot3")
+        clock.advance(0.5)
+        arena = server.arena(arena_id)
+        assert len(arena.games) == 1
+        server.end_game(arena.games[0], "draw", None)
+        clock.advance(1)
+        # bot1 and bot2 used their one bot game of the day; bot3 may not play them.
+        assert len(arena.games) == 1
+    finally:
+        await server.stop()
+
+
+async def test_bots_cannot_berserk(sandbox: SandboxServer) -> None:
+    from sandbox.errors import ApiError
+    sandbox.add_account("bot1", bot=True)
+    sandbox.add_account("alice", bot=False, scopes=HUMAN_SCOPES)
+    arena_id = sandbox.create_arena(ArenaSpec(starts_in_s=0))
+    for name in ("bot1", "alice"):
+        sandbox.arenas.join(sandbox.account(name), arena_id)
+    online(sandbox, "bot1", "alice")
+    sandbox.arenas.pair(sandbox.arena(arena_id))
+    game_id = sandbox.arena(arena_id).games[0]
+    with pytest.raises(ApiError, match="Bots cannot berserk"):
+        sandbox.arenas.berserk(sandbox.account("bot1"), game_id)
+    sandbox.arenas.berserk(sandbox.account("alice"), game_id)
+
+
+def test_the_command_lines_arena() -> None:
+    spec = parse_arena("3+2/20/60:nobots")
+    assert (spec.clock_limit_s, spec.increment_s, spec.minutes, spec.starts_in_s,
+            spec.allow_bots) == (180, 2, 20, 60.0, False)
+    assert parse_arena("0.5+0/5") == ArenaSpec(clock_limit_s=30, increment_s=0, minutes=5)
+    for bad in ("3+2", "3+2/0", "x/5", "1+0/5:bots", "1+0/5/-1"):
+        with pytest.raises(ValueError, match="expected MIN\\+INC/MINUTES"):
+            parse_arena(bad)
+
+
+async def test_no_pairings_in_the_last_seconds(sandbox: SandboxServer,
+                                               clock: ManualClock) -> None:
+    """Tournament.pairingsClosed: max(30, min(limit / 2, 120)) s before the end."""
+    for name in ("bot1", "bot2"):
+        sandbox.add_account(name, bot=True)
+    arena_id = sandbox.create_arena(ArenaSpec(clock_limit_s=60, minutes=1, starts_in_s=0))
+    clock.advance(31)  # 29 s left: closed for a 1+0 arena
+    arena = sandbox.arena(arena_id)
+    for name in ("bot1", "bot2"):
+        sandbox.arenas.join(sandbox.account(name), arena_id, pair_me_asap=True)
+    online(sandbox, "bot1", "bot2")
+    clock.advance(2)
+    assert arena.games == []
+    assert sandbox.arenas.json(arena, None)["pairingsClosed"] is True
+
+
+async def test_a_player_who_does_not_start_is_withdrawn(sandbox: SandboxServer,
+                                                        clock: ManualClock) -> None:
+    for name in ("bot1", "bot2"):
+        sandbox.add_account(name, bot=True)
+    arena_id = sandbox.create_arena(ArenaSpec(starts_in_s=0))
+    for name in ("bot1", "bot2"):
+        sandbox.arenas.join(sandbox.account(name), arena_id)
+    online(sandbox, "bot1", "bot2")
+    clock.advance(0)
+    arena = sandbox.arena(arena_id)
+    game = sandbox.game(arena.games[0])
+    white = game.players[chess.WHITE].id
+    clock.advance(FIRST_MOVE_S + 0.1)  # white never moves: noStart, white loses
+    assert game.status == "noStart"
+    assert arena.players[white].withdrawn
+    assert not arena.players[game.players[chess.BLACK].id].withdrawn
+    assert sandbox.arenas.json(arena, None)["botsAllowed"] is True
