@@ -94,6 +94,11 @@ class ArenaDesk:
             return 0
         return max(0, self.config.slots - arena_games)
 
+    def summaries(self) -> list[dict[str, Any]]:
+        """Every arena we know of, as the status page shows it (name, status, rank, score,
+        games, time to start or finish, the last refusal)."""
+        return [state.summary() for state in self.arenas.values()]
+
     def pauses_matchmaking(self) -> bool:
         return self.config.pause_matchmaking and bool(self.running())
 

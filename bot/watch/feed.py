@@ -31,6 +31,7 @@ from bot.game.metrics import Metrics
 from bot.lichess.client import EVENT_STREAM_KIND, Lichess, export_path, version
 from bot.lichess.events import Challenge, GameState
 from bot.ops.status import GameTally
+from bot.tournaments.desk import ArenaDesk
 from bot.watch import proctree, view
 from bot.watch.warnings import WarningRing
 
@@ -60,6 +61,8 @@ class WatchedBot(Protocol):
     def client(self) -> Lichess: ...
     @property
     def book(self) -> OpponentBook: ...
+    @property
+    def arenas(self) -> ArenaDesk: ...
 
 
 def sse(event: str, data: Any) -> str:
@@ -346,5 +349,5 @@ class Feed:
             "moves": metrics.moves_sent,
             "games_finished": metrics.games_finished,
             "warnings": view.warnings(self.ring.entries),
-            "tournaments": [],  # arenas: filled in once the bot plays them
+            "tournaments": bot.arenas.summaries(),
         }

@@ -18,6 +18,22 @@ function item(list, value, cls) {
   list.appendChild(li);
 }
 
+function arenaLine(t) {
+  const parts = [t.name || t.id];
+  if (t.rank) parts.push(`rank ${t.rank}`);
+  if (t.score !== null) parts.push(`${t.score} points, ${t.games} games`);
+  if (t.status === "started" && t.seconds_to_finish !== null) {
+    parts.push(`${formatClock(t.seconds_to_finish)} left`);
+  } else if (t.status === "created" && t.seconds_to_start !== null) {
+    parts.push(`starts in ${formatClock(t.seconds_to_start)}`);
+  } else {
+    parts.push(t.status);
+  }
+  if (t.withdrawn) parts.push("withdrawn");
+  if (t.problem) parts.push(t.problem);
+  return parts.join(" · ");
+}
+
 function formatClock(s) {
   s = Math.max(0, s);
   if (s < LOW_CLOCK_S) return "0:" + s.toFixed(1).padStart(4, "0");
@@ -171,7 +187,7 @@ function drawService(s) {
   box.hidden = !s.tournaments.length;
   const tournaments = document.getElementById("tournaments");
   tournaments.replaceChildren();
-  for (const t of s.tournaments) item(tournaments, t.name || t.id);
+  for (const t of s.tournaments) item(tournaments, arenaLine(t), t.problem ? "declined" : "");
   const warnings = document.getElementById("warnings");
   warnings.replaceChildren();
   for (const w of s.warnings) {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -85,10 +86,12 @@ async def client() -> Any:
     await lichess.close()
 
 
-def fake_bot(client: Lichess, game: FakeGame | None = None) -> SimpleNamespace:
+def fake_bot(client: Lichess, game: FakeGame | None = None,
+             arenas: Sequence[dict[str, Any]] = ()) -> SimpleNamespace:
     return SimpleNamespace(games={CONTEXT.game_id: game} if game else {}, queue=deque(),
                            metrics=Metrics(), accepting=True, client=client,
-                           book=SimpleNamespace(bots_capped_until=0.0))
+                           book=SimpleNamespace(bots_capped_until=0.0),
+                           arenas=SimpleNamespace(summaries=lambda: list(arenas)))
 
 
 def searched(board: chess.Board, cp: int) -> tuple[chess.Board, dict[str, Any]]:
@@ -162,6 +165,22 @@ async def test_a_finished_game_keeps_its_result_for_a_while(client: Lichess) -> 
     clock.now_s += FINISHED_KEPT_S + 1
     assert ("gone", {"id": CONTEXT.game_id}) in events(feed.sample())
     assert feed.state()["games"] == []
+
+
+async def test_the_service_shows_our_arenas(client: Lichess) -> None:
+    arena = {"id": "spring24", "name": "Bot Arena", "status": "started", "joined": True,
+             "withdrawn": False, "done": False, "problem": None, "rank": 3, "score": 7,
+             "games": 4, "seconds_to_start": None, "seconds_to_finish": 610.0}
+    arenas = [arena]
+    feed = Feed(fake_bot(client, arenas=arenas), WarningRing(), base_url="https://lichess.org",
+                clock=Clock(), memory=dict)
+    page = feed.subscribe()
+    (_, hello), = events([page.get_nowait()])
+    assert hello["service"]["tournaments"] == [arena]
+    arenas[0] = {**arena, "rank": 2, "score": 9, "games": 5}  # a game won: a new standing
+    (name, service), = events(feed.sample())
+    assert name == "service"
+    assert service["tournaments"][0]["rank"] == 2 and service["tournaments"][0]["score"] == 9
 
 
 def test_the_eval_recorder_keeps_white_centipawns_by_ply() -> None:
