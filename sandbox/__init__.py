@@ -116,6 +116,18 @@ as a table of behaviour, lila source and test:
     lila: modules/api/src/main/GameApiV2.scala (toJson)
     test: tests/sandbox/test_games.py::test_export_gives_pgn_and_json;
       tests/bot/test_berserk_e2e.py (berserk plays the free human account against the bot)
+- Scopes per endpoint as lila's controllers declare them (Scoped, ScopedBody,
+  AnonOrScoped; one line per route in routes.py); a bot's default token has bot:play alone,
+  so `show` and the challenge list answer it 403; a rematch offer to a bot has no stored
+  challenge (`show` 404, accept and decline work); a challenger still seen on its
+  challenge counts as online in /api/users/status.
+    lila: app/controllers/Challenge.scala (apiShow, apiList, apiAccept `tryRematch`,
+      apiDecline), Api.scala (eventStream), PlayApi.scala, Round.scala (apiAddTime);
+      modules/challenge/src/main/ChallengeApi.scala (ping, sweep)
+    test: tests/sandbox/test_accounts.py::test_each_endpoint_checks_lilas_scopes;
+      tests/bot/test_lila_e2e.py::
+      test_a_bot_play_token_answers_queued_challenges_and_a_rematch,
+      ::test_a_challenge_gone_offline_while_queued_is_declined_not_accepted
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

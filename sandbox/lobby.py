@@ -256,6 +256,14 @@ class Lobby:
                 stream.send({"done": done})
                 stream.close()
 
+    def online(self) -> frozenset[str]:
+        """Who is online: an account with an open stream, and a challenger still seen on its
+        challenge (lila: the challenge page pings it while the player is on lichess.org;
+        ChallengeApi.scala `ping`; once unseen for 20 s `sweep` makes it offline)."""
+        seen = {c.challenger.id for c in self.challenges.values()
+                if c.status == "created" and not c.challenger.anonymous}
+        return self.hub.online() | {s.account_id for s in self.hub.all_streams()} | seen
+
     def pending_for(self, account: Account) -> list[Challenge]:
         return [c for c in self.challenges.values() if c.pending and c.involves(account)]
 

@@ -549,15 +549,15 @@ class Lichess:
             deadline_s=COMMAND_DEADLINE_S,
         )
 
-    async def challenge_status(self, challenge_id: str) -> str:
-        """The challenge's status by `GET /api/challenge/{id}/show` ("created", "offline",
-        "canceled", "declined", "accepted")."""
-        data = await self.request("GET", f"/api/challenge/{quote(challenge_id)}/show",
-                                  kind="challenge:show", deadline_s=COMMAND_DEADLINE_S)
-        status = data.get("status") if isinstance(data, Mapping) else None
-        if not isinstance(status, str):
-            raise LichessError(f"/api/challenge/{challenge_id}/show has no status")
-        return status
+    async def online_users(self, user_ids: list[str]) -> set[str]:
+        """Which of these users are online, by `GET /api/users/status` (public: no scope)."""
+        ids = ",".join(quote(i) for i in user_ids)
+        data = await self.request("GET", f"/api/users/status?ids={ids}", kind="users:status",
+                                  deadline_s=COMMAND_DEADLINE_S)
+        if not isinstance(data, list):
+            raise LichessError("/api/users/status did not return a list")
+        return {str(u.get("id")) for u in data
+                if isinstance(u, Mapping) and u.get("online") is True}
 
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(

@@ -105,9 +105,9 @@ async def test_a_refused_claim_is_not_repeated(tmp_path: Path) -> None:
 async def test_a_challenge_gone_offline_while_queued_is_declined_not_accepted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """lila ChallengeApi.scala `sweep`: a real-time challenge unseen for a while goes offline
-    with no event and can still be accepted, starting a game nobody plays. The bot looks a
-    challenge that waited in its queue up first (every one here: the age limit is 0, so the
-    first challenge, looked up and still "created", shows a live one is accepted)."""
+    with no event and can still be accepted, starting a game nobody plays. A challenge that
+    waited in the queue (every one here: the age limit is 0) is accepted only while its
+    challenger is online (`GET /api/users/status`): the first one's challenger is."""
     import bot.app
 
     quiet_logs()
@@ -124,6 +124,38 @@ async def test_a_challenge_gone_offline_while_queued_is_declined_not_accepted(
             await wait_for(lambda: answered(ghost) is not None)
             assert answered(ghost) == "later"
             assert ghost.id not in server.lobby.games
+
+
+async def test_a_bot_play_token_answers_queued_challenges_and_a_rematch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lila Challenge.scala: `apiShow` is AnonOrScoped(_.Challenge.Read), so a token with
+    bot:play alone (what the README asks for) cannot look a challenge up; a rematch offer
+    has no stored challenge at all (apiAccept `tryRematch`). A busy bot with such a token
+    still answers every challenge: one queued past the stale age (0 here) whose challenger
+    is still there, and a rematch offer, are both accepted."""
+    import bot.app
+
+    quiet_logs()
+    monkeypatch.setattr(bot.app, "STALE_CHALLENGE_S", 0.0, raising=False)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        for name in ("person", "waiter"):
+            server.add_account(name, bot=False)
+        token = server.add_account(BOT, bot=True, scopes=["bot:play"])
+        async with running_bot(server, make_config(tmp_path, concurrency=1), token=token):
+            busy = server.lobby.challenges[await server.challenge("person", BOT, 600, 0)]
+            await wait_for(lambda: answered(busy) == "accepted")
+            waiter = server.lobby.challenges[await server.challenge("waiter", BOT, 180, 2)]
+            server.end_game(busy.id, "draw")  # the slot frees: the queue is taken
+            await wait_for(lambda: answered(waiter) is not None)
+            assert answered(waiter) == "accepted"
+            server.end_game(waiter.id, "draw")
+            rematch = server.lobby.challenges[await server.offer_rematch(busy.id, "person")]
+            await wait_for(lambda: answered(rematch) is not None)
+            assert answered(rematch) == "accepted"
+            assert server.lobby.replies[(BOT, 403)] == 0
+            game = next(g for g in server.lobby.games.values()
+                        if g.id not in (busy.id, waiter.id))
+            server.end_game(game.id, "draw")
 
 
 @pytest.mark.parametrize(("rules", "expect"), [({}, "accepted"),
