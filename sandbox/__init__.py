@@ -128,6 +128,13 @@ as a table of behaviour, lila source and test:
       tests/bot/test_lila_e2e.py::
       test_a_bot_play_token_answers_queued_challenges_and_a_rematch,
       ::test_a_challenge_gone_offline_while_queued_is_declined_not_accepted
+- An outage: `fail(status, path, for_s=45)` answers every matching request with that error
+  for 45 s on the sandbox's clock (simulated in tests), past the mover's deadline while the
+  clock still has time; the bot outlasts it and never resigns for it.
+    lila: modules/round/src/main/RoundAsyncActor.scala (LilaStop, WsBoot: games survive
+      restarts, time given back)
+    test: tests/bot/test_faults_e2e.py::
+      test_a_long_move_outage_on_our_turn_is_outlasted_never_resigned
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

@@ -111,7 +111,8 @@ class Api:
                 wait_s = self.lobby.limiters.requests.consume(token_owner.lower())
                 if wait_s:
                     return too_many(GENERIC_LIMIT, None, wait_s, html=html)
-            fired = self.faults.take(request.method, request.path, token_owner)
+            fired = self.faults.take(request.method, request.path, token_owner,
+                                     self.lobby.settings.game.clock.now())
             if fired:
                 injected = await apply(fired)
                 if injected is not None:

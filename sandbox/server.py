@@ -313,10 +313,14 @@ class SandboxServer:
     # --- faults ----------------------------------------------------------------------------
 
     def fail(self, status: int = 500, path: str = "*", *, method: str | None = None,
-             username: str | None = None, count: int | None = 1) -> RequestFault:
-        """Answer matching requests with HTTP `status` (count times; None = until cleared)."""
-        return self.faults.add(RequestFault("status", path, method, username, count,
-                                            status=status))
+             username: str | None = None, count: int | None = 1,
+             for_s: float | None = None) -> RequestFault:
+        """Answer matching requests with HTTP `status` (count times; None = until cleared),
+        or, with `for_s`, every one for that long on the server's clock (an outage)."""
+        until_s = None if for_s is None else self.lobby.settings.game.clock.now() + for_s
+        return self.faults.add(RequestFault("status", path, method, username,
+                                            None if for_s is not None else count,
+                                            status=status, until_s=until_s))
 
     def delay(self, seconds: float, path: str = "*", *, method: str | None = None,
               username: str | None = None, count: int | None = None) -> RequestFault:

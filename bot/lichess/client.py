@@ -441,7 +441,12 @@ class Lichess:
             wait_s = STREAM_OPEN_WINDOW_S - (now - opens[0])
             log.warning("%s reopened %d times in 10 min: waiting %.0f s", kind, len(opens), wait_s)
             await asyncio.sleep(wait_s)
-        opens.append(time.monotonic())
+
+    def _count_open(self, kind: str) -> None:
+        """Only a stream the server opened counts: a 5xx or a refused connection never
+        reached lila's limiter, and counting those would turn a short outage into a
+        10-minute wait on a game whose clock is running."""
+        self._stream_opens.setdefault(kind, deque()).append(time.monotonic())
 
     async def stream_once(self, path: str, *, kind: str) -> AsyncIterator[Any]:
         """One connection to an ndjson stream: decoded lines until it ends or falls silent.
@@ -472,6 +477,7 @@ class Lichess:
                 if reply is Reply.REFUSED:
                     raise RequestError(resp.status, error_message(body), path)
                 raise Unavailable(f"GET {path}: HTTP {resp.status}: {error_message(body)}")
+            self._count_open(kind)
             async for raw_line in resp.content:
                 line = raw_line.strip()
                 if not line:

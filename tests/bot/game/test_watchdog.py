@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.game.claims import CLAIM_MARGIN_S, ClaimTimer
 from bot.game.watchdog import (
     FINISH_GRACE_S,
-    MAX_RESYNCS,
+    RESYNC_BACKOFF_MAX_S,
     STUCK_AFTER_FAILURE_S,
     STUCK_AFTER_SENT_S,
     Due,
@@ -80,9 +80,16 @@ def test_our_turn_with_no_move_on_its_way_resyncs_sooner_after_a_failed_move() -
     assert our_turn(watchdog, 100.0 + STUCK_AFTER_FAILURE_S + 0.1) == [Due.RESYNC]
 
 
-def test_resyncs_are_counted_in_a_row() -> None:
+def test_resyncs_back_off_and_never_give_up() -> None:
+    """A server failing on our turn is asked again and again, each wait twice the last up
+    to a cap, and a new ply starts the count over."""
     watchdog = dog()
-    assert all(watchdog.resync() for _ in range(MAX_RESYNCS))
-    assert not watchdog.resync()
+    watchdog.move_failed()
+    waits = []
+    for in_a_row in range(1, 8):
+        waits.append(watchdog.stuck_after_s())
+        assert watchdog.resync() == in_a_row
+    assert waits == [STUCK_AFTER_FAILURE_S * 2 ** i for i in range(3)] + \
+        [RESYNC_BACKOFF_MAX_S] * 4
     watchdog.new_ply(5.0)  # back in step
-    assert watchdog.resync()
+    assert watchdog.resync() == 1
