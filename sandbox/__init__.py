@@ -135,6 +135,12 @@ as a table of behaviour, lila source and test:
       restarts, time given back)
     test: tests/bot/test_faults_e2e.py::
       test_a_long_move_outage_on_our_turn_is_outlasted_never_resigned
+- Keep-alives: an empty line every 6 s on the event stream, every 7 s on a game stream (a
+  test's shorter keepalive_s scales both); a stream silenced by a fault counts the
+  keep-alives its client went without before it reopened.
+    lila: modules/api/src/main/EventStream.scala; modules/bot/src/main/GameStateStream.scala
+    test: tests/bot/test_faults_e2e.py::
+      test_silent_streams_are_reopened_after_two_missed_keep_alives
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

@@ -49,7 +49,11 @@ QUIRK_NAMES = tuple(Quirks.__dataclass_fields__)
 class LobbySettings:
     """Timing of the lobby; every value is configurable so tests can shorten it."""
 
+    # lila's keep-alive cadence: an empty line every 6 s on the event stream (modules/api/src/
+    # main/EventStream.scala) and every 7 s on a game stream (modules/bot/src/main/
+    # GameStateStream.scala).
     keepalive_s: float = 6.0
+    game_keepalive_s: float = 7.0
     challenge_expiry_s: float = 20.0  # real-time challenges without keepAliveStream
     # lila RoundAsyncActor.scala `showMillisToGone`: a player offline this long is shown
     # gone to the opponent; RoundSocket.tickSeconds: how often that is repeated.

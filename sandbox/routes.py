@@ -363,7 +363,7 @@ class Api:
         # A client that reconnects after the opponent left learns it on the next tick:
         # lila repeats opponentGone every few seconds (RoundAsyncActor.scala `Tick`).
         first = [lobby.full(game)]
-        return await streams.serve(request, subscriber, lobby.settings.keepalive_s,
+        return await streams.serve(request, subscriber, lobby.settings.game_keepalive_s,
                                    first=first, on_close=closed)
 
     def _finished_stream(self, game: Game) -> web.StreamResponse:

@@ -43,6 +43,7 @@ BOT_DAY_KEY: Final = "bot.vsBot.day"  # lila's BotLimit key: our (429) or their 
 COMMAND_AGING_S: Final = 2.0  # a command waiting this long for the budget goes as a move
 STREAM_OPENS_PER_WINDOW: Final = 25  # Lichess allows 30 event-stream opens per 10 min per token
 STREAM_OPEN_WINDOW_S: Final = 600.0
+GAME_STREAM_KIND: Final = "stream:game:"
 COMMAND_DEADLINE_S: Final = 10.0  # a game or challenge command retries at most this long
 LIST_DEADLINE_S: Final = 30.0  # a listing (our games in progress) retries at most this long
 
@@ -116,7 +117,12 @@ class ClientTimings:
     """Every tunable of the client, in seconds."""
 
     request_timeout_s: float = 5.0  # one short HTTP command (move, chat, accept, …)
-    stream_read_timeout_s: float = 20.0  # silence (no byte, no keep-alive) before a reopen
+    # Silence (no byte, no keep-alive line) before a stream is reopened: about two missed
+    # keep-alives. lila writes one every 6 s on the event stream (EventStream.scala) and every
+    # 7 s on a game stream (GameStateStream.scala); 20 s cost up to 20 s of our clock, and
+    # challenges that lila sweeps offline after 20 s unseen.
+    event_stream_silence_s: float = 2 * 6.0 + 0.5
+    game_stream_silence_s: float = 2 * 7.0 + 0.5
     rate_limit_pause_s: float = 60.0  # minimum wait after a 429, per kind of request
     backoff_base_s: float = 0.25  # first retry delay after a 5xx or network error
     backoff_cap_s: float = 15.0  # longest single retry delay
@@ -460,7 +466,8 @@ class Lichess:
         timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.timings.request_timeout_s,
-            sock_read=self.timings.stream_read_timeout_s,
+            sock_read=(self.timings.game_stream_silence_s if kind.startswith(GAME_STREAM_KIND)
+                       else self.timings.event_stream_silence_s),
         )
         async with self._session.get(self.base_url + path, timeout=timeout) as resp:
             reply = classify(resp.status)
@@ -517,7 +524,8 @@ class Lichess:
         return self.follow("/api/stream/event", kind="stream:event")
 
     def follow_game(self, game_id: str) -> AsyncIterator[Any]:
-        return self.follow(f"/api/bot/game/stream/{quote(game_id)}", kind=f"stream:game:{game_id}")
+        return self.follow(f"/api/bot/game/stream/{quote(game_id)}",
+                           kind=f"{GAME_STREAM_KIND}{game_id}")
 
     # --- account ------------------------------------------------------------------------------
 

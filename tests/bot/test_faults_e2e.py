@@ -230,3 +230,37 @@ async def test_a_long_move_outage_on_our_turn_is_outlasted_never_resigned(
         assert run.task.result() == 0
     assert run.metrics.rejected_moves >= 1
     assert run.metrics.resyncs > 3  # more than the old limit, still playing
+
+
+async def test_silent_streams_are_reopened_after_two_missed_keep_alives(
+        tmp_path: Path) -> None:
+    """lila writes a keep-alive every 6 s on the event stream and every 7 s on a game
+    stream (EventStream.scala, GameStateStream.scala). Both streams go silent without
+    closing, at lila's cadence and with the client's real silence limits: each is reopened
+    after at most two missed keep-alives (within 15 s), counted by the sandbox. The old 20 s
+    limit let the event stream miss three, and lila sweeps a challenge unseen for 20 s."""
+    from bot.lichess.client import ClientTimings
+    from tests.bot.e2e_support import WatchClock
+    from tests.bot.test_features_e2e import Human
+
+    quiet_logs()
+    real = ClientTimings()
+    timings = dataclasses.replace(FAST_TIMINGS, event_stream_silence_s=real.event_stream_silence_s,
+                                  game_stream_silence_s=real.game_stream_silence_s)
+    async with SandboxServer() as server:  # lila's keep-alives: 6 s and 7 s
+        Human(server, "thinker")
+        async with running_bot(server, make_config(tmp_path), timings=timings,
+                               watch_clock=WatchClock()):  # no abort while it waits
+            game_id = await server.pair("thinker", BOT, 300, 0)
+            await wait_for(lambda: server.open_streams("game", BOT) == 1
+                           and server.open_streams("event", BOT) == 1)
+            silenced = server.lobby.hub.select("event", BOT) + server.lobby.hub.select(
+                "game", BOT)
+            for stream in silenced:
+                stream.silence()
+            await wait_for(lambda: all(s.closed for s in silenced))
+            assert all(0 < s.missed_keepalives <= 2 for s in silenced), \
+                [(s.kind, s.missed_keepalives) for s in silenced]
+            await wait_for(lambda: server.open_streams("game", BOT) == 1
+                           and server.open_streams("event", BOT) == 1)
+            server.end_game(game_id, "draw")
