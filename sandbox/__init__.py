@@ -141,6 +141,11 @@ as a table of behaviour, lila source and test:
     lila: modules/api/src/main/EventStream.scala; modules/bot/src/main/GameStateStream.scala
     test: tests/bot/test_faults_e2e.py::
       test_silent_streams_are_reopened_after_two_missed_keep_alives
+- A challenge game whose opponent never moves is never expired by the server (only the
+  lobby's first-move timers abort); an abort that fails is the bot's to try again.
+    lila: modules/core game/misc (Source.expirable: Lobby, Arena, Pool, Swiss; not Friend)
+    test: tests/bot/test_faults_e2e.py::
+      test_a_failed_abort_is_retried_until_the_game_is_aborted
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

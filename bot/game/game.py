@@ -413,7 +413,8 @@ class Game:
                 if due is Due.ABORT:
                     log.info("the opponent has not moved in %.0f s: aborting",
                              self.config.game.abort_after_s)
-                    await attempt("abort", self.client.abort(self.id))
+                    if not await attempt("abort", self.client.abort(self.id)):
+                        self.watchdog.abort_failed(self.watch_clock())
                 elif due is Due.CLAIM_VICTORY:
                     log.info("claiming victory: the opponent is gone")
                     await self._claim_victory()

@@ -20,6 +20,11 @@ STUCK_AFTER_FAILURE_S: Final = 2.0  # our turn, last move request failed: resync
 # restarts and outages (RoundAsyncActor.scala `LilaStop`, `WsBoot`: time given back, games
 # flagged across a boot aborted), so a bot must never resign because the server failed.
 RESYNC_BACKOFF_MAX_S: Final = 8.0
+# A failed abort is tried again after this, doubling up to the cap, while the game can still
+# be aborted: lila never expires a challenge game whose opponent has not moved, so an abort
+# given up on holds a slot until the bot restarts.
+ABORT_RETRY_S: Final = 2.0
+ABORT_RETRY_MAX_S: Final = 30.0
 STUCK_AFTER_SENT_S: Final = 10.0  # our turn, move sent but never echoed: resync after this
 FINISH_GRACE_S: Final = 3.0  # gameFinish seen, stream still open: end the game after this
 
@@ -44,6 +49,8 @@ class Watchdog:
         self._resyncs = 0
         self._finished_at: float | None = None
         self._abort_sent = False
+        self._abort_failures = 0
+        self._abort_retry_at = float("-inf")
         self._abort_extra_s = 0.0  # granted by the opponent's !wait
 
     # --- what happened -------------------------------------------------------------------
@@ -64,6 +71,13 @@ class Watchdog:
     def opponent_gone(self, gone: bool, claim_in_s: float | None) -> None:
         """An `opponentGone` event: lila's count to a claimable win, or the return."""
         self.claims.on_gone(gone, claim_in_s)
+
+    def abort_failed(self, now: float) -> None:
+        """The abort request failed: try again after a backoff, while still abortable."""
+        self._abort_sent = False
+        self._abort_retry_at = now + min(ABORT_RETRY_MAX_S,
+                                         ABORT_RETRY_S * 2.0 ** self._abort_failures)
+        self._abort_failures += 1
 
     def grant_wait(self) -> None:
         """The opponent asked us to wait (!wait): one more abort period before aborting."""
@@ -92,7 +106,8 @@ class Watchdog:
         due: list[Due] = []
         waited_s = now - self._turn_began
         if abortable and not our_turn and not self._abort_sent \
-                and waited_s > self.abort_after_s + self._abort_extra_s:
+                and waited_s > self.abort_after_s + self._abort_extra_s \
+                and now >= self._abort_retry_at:
             self._abort_sent = True
             due.append(Due.ABORT)
         if self.claim_victory and self.claims.due(opponents_turn=not our_turn):

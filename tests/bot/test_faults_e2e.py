@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -264,3 +265,42 @@ async def test_silent_streams_are_reopened_after_two_missed_keep_alives(
             await wait_for(lambda: server.open_streams("game", BOT) == 1
                            and server.open_streams("event", BOT) == 1)
             server.end_game(game_id, "draw")
+
+
+async def test_a_failed_abort_is_retried_until_the_game_is_aborted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lila never expires a challenge game whose opponent has not moved: an abort that
+    failed and was never tried again held the slot until the bot restarted. The abort
+    endpoint fails for 20 s (simulated); the bot tries again, with backoff, and the game is
+    aborted once the server answers."""
+    import bot.lichess.client
+    from sandbox.timers import ManualClock
+    from tests.bot.e2e_support import WatchClock
+    from tests.bot.test_features_e2e import Human
+
+    quiet_logs()
+    # One try per abort request: each attempt of the bot is then one fired fault.
+    monkeypatch.setattr(bot.lichess.client, "COMMAND_DEADLINE_S", 0.01)
+    sandbox_clock, watch = ManualClock(), WatchClock()
+    async with SandboxServer(keepalive_s=0.5, clock=sandbox_clock) as server:
+        Human(server, "idler")
+        async with running_bot(server, make_config(tmp_path), watch_clock=watch) as run:
+            game_id = await server.challenge("idler", BOT, 180, 2, color="white")
+            await wait_for(lambda: server.open_streams("game", BOT) == 1)
+            outage = server.fail(503, f"/api/bot/game/{game_id}/abort", for_s=20.0)
+
+            async def step_until(condition: Callable[[], bool]) -> None:
+                for _ in range(20):
+                    if condition():
+                        return
+                    watch.advance(3.0)  # past abort_after_s (2 s), then past each backoff
+                    await watch.looked_at()
+                    await asyncio.sleep(0.1)
+                assert condition()
+
+            await step_until(lambda: outage.fired >= 2)  # the failed abort is tried again
+            sandbox_clock.advance(20.0)  # the server answers again
+            await step_until(lambda: server.game_record(game_id).finished)
+            record = server.game_record(game_id)
+        assert run.task.result() == 0
+    assert record.status == "aborted" and not record.moves

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from bot.game.claims import CLAIM_MARGIN_S, ClaimTimer
 from bot.game.watchdog import (
+    ABORT_RETRY_MAX_S,
+    ABORT_RETRY_S,
     FINISH_GRACE_S,
     RESYNC_BACKOFF_MAX_S,
     STUCK_AFTER_FAILURE_S,
@@ -93,3 +95,20 @@ def test_resyncs_back_off_and_never_give_up() -> None:
         [RESYNC_BACKOFF_MAX_S] * 4
     watchdog.new_ply(5.0)  # back in step
     assert watchdog.resync() == 1
+
+
+def test_a_failed_abort_is_tried_again_with_backoff_while_abortable() -> None:
+    watchdog = dog(claim_victory=False)
+    now = ABORT_AFTER_S + 1
+    assert their_turn(watchdog, now) == [Due.ABORT]
+    waits = []
+    for _ in range(6):
+        watchdog.abort_failed(now)
+        retry_s = next(w for w in (0.5 * k for k in range(1, 200))
+                       if their_turn(watchdog, now + w) == [Due.ABORT])
+        waits.append(retry_s)
+        now += retry_s
+    assert waits == [ABORT_RETRY_S, 2 * ABORT_RETRY_S, 4 * ABORT_RETRY_S, 8 * ABORT_RETRY_S,
+                     ABORT_RETRY_MAX_S, ABORT_RETRY_MAX_S]
+    watchdog.abort_failed(now)
+    assert their_turn(watchdog, now + ABORT_RETRY_MAX_S, abortable=False) == []
