@@ -46,7 +46,8 @@ as a table of behaviour, lila source and test:
       tests/sandbox/test_games.py::test_a_player_who_leaves_is_announced_until_claimable_then_claimed,
       ::test_back_before_claimable_is_not_announced,
       ::test_back_after_claimable_is_announced;
-      tests/bot/test_lila_e2e.py::test_a_refused_claim_is_not_repeated
+      tests/bot/test_lila_e2e.py::
+      test_a_refused_claim_is_tried_again_while_the_opponent_stays_gone
 - Claim delay: 40 s, x3 classical, x2 rapid, /3 for a side down 4 points, /2 for a player
   not logged in, at least 10 s.
     lila: modules/round/src/main/RoundSocket.scala (povDisconnectTimeout)

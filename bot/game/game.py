@@ -425,7 +425,7 @@ class Game:
         try:
             await self.client.claim_victory(self.id)
         except RequestError as exc:
-            log.warning("claim victory refused: %s; not claiming again in this game", exc)
+            log.warning("claim victory refused: %s; trying again later if still gone", exc)
             self.watchdog.claims.sent(refused=True)
         except Unavailable as exc:
             log.warning("claim victory: %s", exc)

@@ -79,16 +79,21 @@ async def test_the_challengers_daily_cap_turns_away_that_challenger_only(
             server.end_game(fresh.id, "draw")
 
 
-async def test_a_refused_claim_is_not_repeated(tmp_path: Path) -> None:
-    """lila RoundAsyncActor.scala `Tick` repeats `claimWinInSeconds: 0` every tick; a claim
-    refused with 400 (injected here once) is not sent again (lila reloaded the opponent's
-    board, BotPlayer.scala `claimVictory`), so the game ends on the leaver's clock."""
+async def test_a_refused_claim_is_tried_again_while_the_opponent_stays_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lila RoundAsyncActor.scala `Tick` repeats `claimWinInSeconds: 0` every tick, and
+    BotPlayer.scala `claimVictory` refuses (400) only at that moment: a refused claim
+    (injected here once) is sent again after a backoff (cut to 0.2 s) while the opponent
+    is still gone, and wins the game."""
+    import bot.game.claims
+
     quiet_logs()
+    monkeypatch.setattr(bot.game.claims, "CLAIM_RETRY_S", 0.2)
     async with SandboxServer(keepalive_s=0.3, gone_after_s=0.1, gone_tick_s=0.1,
                              claim_win_after_s=1.0) as server:
         async with running_bot(server, make_config(tmp_path)):
             rival = await server.start_opponent(
-                "rival", challenge=ChallengeSpec(BOT, 30, 0, repeat=False))
+                "rival", challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1, 20)
             await wait_for(lambda: len(server.game_record(game_id).moves) >= 2, 20)
             await rival.hold_moves()
@@ -97,8 +102,8 @@ async def test_a_refused_claim_is_not_repeated(tmp_path: Path) -> None:
             server.fail(400, "/api/bot/game/*/claim-victory", count=1)
             await rival.stop()
             record = await server.wait_for_game_end(game_id, 60)
-        assert server.lobby.replies[(BOT, 400)] == 1  # one claim, refused, never repeated
-        assert record.status == "outoftime"
+        assert server.lobby.replies[(BOT, 400)] == 1  # one claim refused, the next one won
+        assert record.status == "timeout"
         assert record.winner == ("black" if rival_white else "white")
 
 

@@ -61,10 +61,12 @@ def test_victory_is_claimed_on_their_turn_once_lilas_count_runs_out() -> None:
     clock[0] = 15.0 + CLAIM_MARGIN_S
     assert our_turn(watchdog, clock[0], mover_idle=False) == []  # never on our own turn
     assert their_turn(watchdog, clock[0], abortable=False) == [Due.CLAIM_VICTORY]
-    watchdog.claims.sent(refused=True)  # lila answered 400: never again in this game
+    watchdog.claims.sent(refused=True)  # lila answered 400: again once the backoff passed
     watchdog.opponent_gone(True, 0.0)
-    clock[0] += 10.0
     assert their_turn(watchdog, clock[0], abortable=False) == []
+    clock[0] += 10.0
+    watchdog.opponent_gone(True, 0.0)
+    assert their_turn(watchdog, clock[0], abortable=False) == [Due.CLAIM_VICTORY]
     switched_off = Watchdog(abort_after_s=ABORT_AFTER_S, claim_victory=False, now=0.0,
                             claims=ClaimTimer(now=lambda: clock[0]))
     switched_off.opponent_gone(True, 0.0)
