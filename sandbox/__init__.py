@@ -26,10 +26,13 @@ Where it follows lila (github lichess-org/lila; a comment at each place cites th
 as a table of behaviour, lila source and test:
 
 - Our daily bot-game cap: 429 `bot.vsBot.day` on create and accept; the other bot's cap: 400
-  with the same key and "please wait until <date>".
+  with the same key and "please wait until <date>". The day is a fixed window: 24 h from
+  the first game (memo RateLimit `clearAt`), then all of it is free again.
     lila: modules/bot/src/main/BotLimit.scala; app/controllers/Challenge.scala
-      (eitherBotLimitResponse)
+      (eitherBotLimitResponse); modules/memo/src/main/RateLimit.scala
     test: tests/sandbox/test_challenges.py::test_challenge_credits_and_the_bot_game_cap;
+      tests/sandbox/test_units.py::
+      test_fixed_window_opens_with_the_first_charge_and_clears_at_once;
       tests/bot/test_lila_e2e.py::test_our_daily_bot_cap_declines_bots_and_still_serves_people,
       ::test_the_challengers_daily_cap_turns_away_that_challenger_only
 - One overall limit per token on every request (180 a minute), a bare 429 (no `ratelimit`
@@ -147,6 +150,11 @@ as a table of behaviour, lila source and test:
     lila: modules/core game/misc (Source.expirable: Lobby, Arena, Pool, Swiss; not Friend)
     test: tests/bot/test_faults_e2e.py::
       test_a_failed_abort_is_retried_until_the_game_is_aborted
+- `opponent.username` in gameStart, gameFinish and nowPlaying: "TITLE name" for a titled
+  player ("BOT name"), "Anon." for one not logged in.
+    lila: modules/game/src/main/Namer.scala (playerTextBlocking, titleName)
+    test: tests/sandbox/test_accounts.py::test_playing_lists_ongoing_games_most_urgent_first;
+      tests/bot/lichess/test_events.py::test_event_stream_lines
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

@@ -100,6 +100,9 @@ async def test_playing_lists_ongoing_games_most_urgent_first(duel: Duel) -> None
     assert [g["gameId"] for g in body["nowPlaying"]] == [second, first]
     assert body["nowPlaying"][0]["isMyTurn"] is True
     assert body["nowPlaying"][0]["opponent"]["username"] == "human1"
+    # lila Namer.playerTextBlocking: the human sees its BOT opponent as "BOT bot1".
+    theirs = (await duel.human.get("/api/account/playing")).json()
+    assert {g["opponent"]["username"] for g in theirs["nowPlaying"]} == {"BOT bot1"}
     limited = (await duel.bot.get("/api/account/playing?nb=1")).json()
     assert len(limited["nowPlaying"]) == 1
 
