@@ -18,6 +18,7 @@ import signal
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Final
 
 from bot.challenges.blocklists import BlockLists
@@ -82,7 +83,7 @@ REMEMBERED_CHALLENGES: Final = 2000  # ids answered already (reconnects re-send 
 QUEUE_TICK_S: Final = 5.0  # the challenge queue looks at expired accepts this often
 # lila sweeps a real-time challenge "offline" once unseen for 20 s, silently, and it can still
 # be accepted (modules/challenge/src/main/ChallengeApi.scala `sweep`): a game nobody plays.
-# A challenge queued longer than this is looked up before it is accepted.
+# A challenge queued longer than this is accepted only while its challenger is online.
 STALE_CHALLENGE_S: Final = 15.0
 LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
@@ -318,7 +319,8 @@ class Bot:
         if is_own_challenge(challenge, self.me.id):
             return
         cid = challenge.id
-        if cid in self.answered or cid in self.accepted or any(c.id == cid for c in self.queue):
+        if answer_key(challenge) in self.answered or cid in self.accepted \
+                or any(c.id == cid for c in self.queue):
             return  # re-sent after a reconnect
         verdict = judge(challenge, self.config.challenge,
                         self.book.situation(self.block_lists.names),
@@ -337,7 +339,7 @@ class Bot:
             self._slot_freed.set()
             return
         log.info("challenge %s from %s: declining (%s: %s)", cid, who, verdict.reason, verdict.why)
-        self._remember(cid)
+        self._remember(answer_key(challenge))
         assert self._tg is not None and verdict.reason is not None
         self._tg.create_task(self._decline(cid, verdict.reason), name=f"decline {cid}")
 
@@ -355,8 +357,8 @@ class Bot:
         except (RequestError, Unavailable) as exc:
             log.warning("decline %s: %s", challenge_id, exc)
 
-    def _remember(self, challenge_id: str) -> None:
-        self.answered[challenge_id] = None
+    def _remember(self, key: str) -> None:
+        self.answered[key] = None
         while len(self.answered) > REMEMBERED_CHALLENGES:
             self.answered.popitem(last=False)
 
@@ -389,7 +391,7 @@ class Bot:
                 if challenge is None:
                     break
                 self.queue.remove(challenge)
-                self._remember(challenge.id)
+                self._remember(answer_key(challenge))
                 if not await self._still_open(challenge):
                     continue
                 verdict = finer_verdict(challenge, self.config.challenge,
@@ -404,8 +406,13 @@ class Bot:
                 try:
                     await self.client.accept_challenge(challenge.id)
                 except (RequestError, Unavailable) as exc:
-                    log.warning("accept %s: %s", challenge.id, exc)
                     self.accepted.pop(challenge.id, None)
+                    if isinstance(exc, RequestError) and exc.status == HTTPStatus.NOT_FOUND:
+                        # Canceled, or accepted elsewhere, while it waited: lila answers 404
+                        # (Challenge.scala apiAccept); nothing is lost.
+                        log.info("challenge %s is gone (404 on accept)", challenge.id)
+                        continue
+                    log.warning("accept %s: %s", challenge.id, exc)
                     self._on_accept_refused(challenge, exc)
                     continue
                 log.info("accepted challenge %s from %s", challenge.id,
@@ -416,24 +423,34 @@ class Bot:
                                  realtime=holds_slot(challenge))
 
     async def _still_open(self, challenge: Challenge) -> bool:
-        """A challenge queued for a while may have gone offline on lila with no event:
-        look it up first, and decline one whose challenger is gone (its game would be
-        aborted, and frequent aborts break Lichess's rules for bots)."""
+        """A real-time challenge queued for a while may have gone offline on lila with no
+        event (ChallengeApi.scala `sweep`: its challenger unseen for 20 s); accepted, it
+        starts a game nobody plays, and frequent aborts break Lichess's rules for bots.
+
+        It is judged by the challenger's presence (`GET /api/users/status`, public), not by
+        `GET /api/challenge/{id}/show`: lila answers that only to a token with
+        challenge:read (Challenge.scala `apiShow`, AnonOrScoped(_.Challenge.Read)), which
+        a bot does not otherwise need, and it has no stored challenge to show for a rematch
+        offer (apiAccept's `tryRematch`). A rematch offer is fresh (its sender just played
+        us); an anonymous challenger, or a failed look-up, leaves the challenge to be
+        accepted: it is answered either way, never dropped."""
         queued_at = self.queued_at.pop(challenge.id, time.monotonic())
-        if not holds_slot(challenge) or time.monotonic() - queued_at < STALE_CHALLENGE_S:
+        waited_s = time.monotonic() - queued_at
+        if not holds_slot(challenge) or waited_s < STALE_CHALLENGE_S \
+                or challenge.rematch_of is not None or challenge.challenger.anonymous:
             return True
         try:
-            status = await self.client.challenge_status(challenge.id)
+            online = await self.client.online_users([challenge.challenger.id])
         except (RequestError, Unavailable, LichessError) as exc:
-            log.info("challenge %s: cannot look it up (%s); dropped", challenge.id, exc)
-            return False
-        if status == "created":
+            log.info("challenge %s: cannot see whether %s is online (%s); accepting it",
+                     challenge.id, challenge.challenger.name, exc)
             return True
-        log.info("challenge %s is %s after %.0f s in the queue: declining", challenge.id,
-                 status, time.monotonic() - queued_at)
-        if status == "offline":
-            self._decided(challenge, Verdict(DeclineReason.LATER, "gone offline"), "declined")
-            await self._decline(challenge.id, DeclineReason.LATER)
+        if challenge.challenger.id in online:
+            return True
+        log.info("challenge %s: %s left after %.0f s in the queue: declining", challenge.id,
+                 challenge.challenger.name, waited_s)
+        self._decided(challenge, Verdict(DeclineReason.LATER, "gone offline"), "declined")
+        await self._decline(challenge.id, DeclineReason.LATER)
         return False
 
     def _on_accept_refused(self, challenge: Challenge, exc: RequestError | Unavailable) -> None:
@@ -497,6 +514,13 @@ class Bot:
             self._slot_freed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._slot_freed.wait(), deadline - time.monotonic())
+
+
+def answer_key(challenge: Challenge) -> str:
+    """What an answered challenge is remembered by. A rematch offer carries the finished
+    game's id (lila#7718), which is also the id of the challenge that started that game,
+    already answered: the offer is a new question."""
+    return challenge.id if challenge.rematch_of is None else f"rematch {challenge.id}"
 
 
 async def check_account(client: Lichess) -> Me:

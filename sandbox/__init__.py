@@ -28,10 +28,13 @@ Where it follows lila (github lichess-org/lila; a comment at each place cites th
 as a table of behaviour, lila source and test:
 
 - Our daily bot-game cap: 429 `bot.vsBot.day` on create and accept; the other bot's cap: 400
-  with the same key and "please wait until <date>".
+  with the same key and "please wait until <date>". The day is a fixed window: 24 h from
+  the first game (memo RateLimit `clearAt`), then all of it is free again.
     lila: modules/bot/src/main/BotLimit.scala; app/controllers/Challenge.scala
-      (eitherBotLimitResponse)
+      (eitherBotLimitResponse); modules/memo/src/main/RateLimit.scala
     test: tests/sandbox/test_challenges.py::test_challenge_credits_and_the_bot_game_cap;
+      tests/sandbox/test_units.py::
+      test_fixed_window_opens_with_the_first_charge_and_clears_at_once;
       tests/bot/test_lila_e2e.py::test_our_daily_bot_cap_declines_bots_and_still_serves_people,
       ::test_the_challengers_daily_cap_turns_away_that_challenger_only
 - One overall limit per token on every request (180 a minute), a bare 429 (no `ratelimit`
@@ -48,7 +51,8 @@ as a table of behaviour, lila source and test:
       tests/sandbox/test_games.py::test_a_player_who_leaves_is_announced_until_claimable_then_claimed,
       ::test_back_before_claimable_is_not_announced,
       ::test_back_after_claimable_is_announced;
-      tests/bot/test_lila_e2e.py::test_a_refused_claim_is_not_repeated
+      tests/bot/test_lila_e2e.py::
+      test_a_refused_claim_is_tried_again_while_the_opponent_stays_gone
 - Claim delay: 40 s, x3 classical, x2 rapid, /3 for a side down 4 points, /2 for a player
   not logged in, at least 10 s.
     lila: modules/round/src/main/RoundSocket.scala (povDisconnectTimeout)
@@ -140,6 +144,41 @@ as a table of behaviour, lila source and test:
       game/Game.scala (isMandatory, timeForFirstMove)
     test: tests/sandbox/test_tournaments.py (every rule);
       tests/bot/test_tournaments_e2e.py (a whole arena with the bot)
+- Scopes per endpoint as lila's controllers declare them (Scoped, ScopedBody,
+  AnonOrScoped; one line per route in routes.py); a bot's default token has bot:play alone,
+  so `show` and the challenge list answer it 403; a rematch offer to a bot has no stored
+  challenge (`show` 404, accept and decline work); a challenger still seen on its
+  challenge counts as online in /api/users/status.
+    lila: app/controllers/Challenge.scala (apiShow, apiList, apiAccept `tryRematch`,
+      apiDecline), Api.scala (eventStream), PlayApi.scala, Round.scala (apiAddTime);
+      modules/challenge/src/main/ChallengeApi.scala (ping, sweep)
+    test: tests/sandbox/test_accounts.py::test_each_endpoint_checks_lilas_scopes;
+      tests/bot/test_lila_e2e.py::
+      test_a_bot_play_token_answers_queued_challenges_and_a_rematch,
+      ::test_a_challenge_gone_offline_while_queued_is_declined_not_accepted
+- An outage: `fail(status, path, for_s=45)` answers every matching request with that error
+  for 45 s on the sandbox's clock (simulated in tests), past the mover's deadline while the
+  clock still has time; the bot outlasts it and never resigns for it.
+    lila: modules/round/src/main/RoundAsyncActor.scala (LilaStop, WsBoot: games survive
+      restarts, time given back)
+    test: tests/bot/test_faults_e2e.py::
+      test_a_long_move_outage_on_our_turn_is_outlasted_never_resigned
+- Keep-alives: an empty line every 6 s on the event stream, every 7 s on a game stream (a
+  test's shorter keepalive_s scales both); a stream silenced by a fault counts the
+  keep-alives its client went without before it reopened.
+    lila: modules/api/src/main/EventStream.scala; modules/bot/src/main/GameStateStream.scala
+    test: tests/bot/test_faults_e2e.py::
+      test_silent_streams_are_reopened_after_two_missed_keep_alives
+- A challenge game whose opponent never moves is never expired by the server (only the
+  lobby's first-move timers abort); an abort that fails is the bot's to try again.
+    lila: modules/core game/misc (Source.expirable: Lobby, Arena, Pool, Swiss; not Friend)
+    test: tests/bot/test_faults_e2e.py::
+      test_a_failed_abort_is_retried_until_the_game_is_aborted
+- `opponent.username` in gameStart, gameFinish and nowPlaying: "TITLE name" for a titled
+  player ("BOT name"), "Anon." for one not logged in.
+    lila: modules/game/src/main/Namer.scala (playerTextBlocking, titleName)
+    test: tests/sandbox/test_accounts.py::test_playing_lists_ongoing_games_most_urgent_first;
+      tests/bot/lichess/test_events.py::test_event_stream_lines
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

@@ -40,9 +40,15 @@ class RequestFault:
     delay_s: float = 0.0
     html: bool = False
     fired: int = 0
+    # Fires until the server's clock reaches this (an outage of a given length, on the
+    # sandbox's clock, so a test can make it last 45 s without waiting 45 s).
+    until_s: float | None = None
 
-    def matches(self, method: str, path: str, username: str | None) -> bool:
+    def matches(self, method: str, path: str, username: str | None,
+                now_s: float | None = None) -> bool:
         if self.count is not None and self.fired >= self.count:
+            return False
+        if self.until_s is not None and now_s is not None and now_s >= self.until_s:
             return False
         if self.method is not None and self.method.upper() != method.upper():
             return False
@@ -71,11 +77,12 @@ class FaultPlan:
     def clear(self) -> None:
         self.request_faults.clear()
 
-    def take(self, method: str, path: str, username: str | None) -> list[RequestFault]:
-        """The faults that fire on this request (each counted once)."""
+    def take(self, method: str, path: str, username: str | None,
+             now_s: float | None = None) -> list[RequestFault]:
+        """The faults that fire on this request (each counted once) at `now_s`."""
         fired = []
         for fault in self.request_faults:
-            if fault.matches(method, path, username):
+            if fault.matches(method, path, username, now_s):
                 fault.fired += 1
                 fired.append(fault)
         return fired

@@ -49,7 +49,11 @@ QUIRK_NAMES = tuple(Quirks.__dataclass_fields__)
 class LobbySettings:
     """Timing of the lobby; every value is configurable so tests can shorten it."""
 
+    # lila's keep-alive cadence: an empty line every 6 s on the event stream (modules/api/src/
+    # main/EventStream.scala) and every 7 s on a game stream (modules/bot/src/main/
+    # GameStateStream.scala).
     keepalive_s: float = 6.0
+    game_keepalive_s: float = 7.0
     challenge_expiry_s: float = 20.0  # real-time challenges without keepAliveStream
     # lila RoundAsyncActor.scala `showMillisToGone`: a player offline this long is shown
     # gone to the opponent; RoundSocket.tickSeconds: how often that is repeated.
@@ -257,6 +261,14 @@ class Lobby:
             if stream.kind == "challenge" and stream.key == challenge_id:
                 stream.send({"done": done})
                 stream.close()
+
+    def online(self) -> frozenset[str]:
+        """Who is online: an account with an open stream, and a challenger still seen on its
+        challenge (lila: the challenge page pings it while the player is on lichess.org;
+        ChallengeApi.scala `ping`; once unseen for 20 s `sweep` makes it offline)."""
+        seen = {c.challenger.id for c in self.challenges.values()
+                if c.status == "created" and not c.challenger.anonymous}
+        return self.hub.online() | {s.account_id for s in self.hub.all_streams()} | seen
 
     def pending_for(self, account: Account) -> list[Challenge]:
         return [c for c in self.challenges.values() if c.pending and c.involves(account)]

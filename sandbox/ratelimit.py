@@ -93,6 +93,46 @@ class SlidingWindow:
         return sum(c for _, c in self._used(key))
 
 
+class FixedWindow:
+    """At most `limit` units per key in a window that opens with the first unit and lasts
+    `window_s` (lila modules/memo RateLimit.scala: `clearAt` is set by the first charge
+    and kept by the later ones), not a rolling one."""
+
+    def __init__(
+        self, limit: int, window_s: float, now: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._now = now
+        self._spent: dict[str, tuple[int, float]] = {}  # key -> (used, clear_at_s)
+
+    def _used(self, key: str) -> tuple[int, float]:
+        used, clear_at_s = self._spent.get(key, (0, 0.0))
+        if used and self._now() >= clear_at_s:
+            del self._spent[key]
+            return 0, 0.0
+        return used, clear_at_s
+
+    def wait_s(self, key: str, cost: int = 1) -> float:
+        """Seconds until `cost` more would fit; 0 if it fits now."""
+        used, clear_at_s = self._used(key)
+        if used + cost <= self.limit:
+            return 0.0
+        return max(clear_at_s - self._now(), 0.0) if used else self.window_s
+
+    def consume(self, key: str, cost: int = 1) -> float:
+        """Spend `cost` if it fits and return 0, else return the seconds to wait."""
+        wait = self.wait_s(key, cost)
+        if wait == 0.0:
+            used, clear_at_s = self._used(key)
+            self._spent[key] = (used + cost,
+                                clear_at_s if used else self._now() + self.window_s)
+        return wait
+
+    def count(self, key: str) -> int:
+        return self._used(key)[0]
+
+
 def too_many(message: str, key: str | None, wait_s: float, html: bool,
              status: int = 429) -> web.Response:
     """A 429 (or 400) reply with lila's `Limited` body, or an HTML page.
@@ -118,5 +158,6 @@ class Limiters:
         self.account = SlidingWindow(limits.account_reads, limits.account_window_s, now)
         self.challenge_minute = SlidingWindow(limits.challenge_credits_per_minute, MINUTE_S, now)
         self.challenge_day = SlidingWindow(limits.challenge_credits_per_day, DAY_S, now)
-        self.bot_games = SlidingWindow(limits.bot_games_per_day, DAY_S, now)
+        # The bot-game day opens with the first game and lasts 24 h (fixed, not rolling).
+        self.bot_games = FixedWindow(limits.bot_games_per_day, DAY_S, now)
         self.requests = SlidingWindow(limits.requests_per_minute, MINUTE_S, now)

@@ -32,7 +32,21 @@ TRUEISH = frozenset({"1", "true", "True", "on", "yes"})
 MAX_PLAYING = 50
 MAX_ONLINE = 512
 MAX_STATUS_IDS = 100
+# Each endpoint's scopes, one line per route, as lila's controller declares them with
+# Scoped(...), ScopedBody(...) or AnonOrScoped(...): a token holding any one passes; an
+# empty tuple lets any valid token pass (`Scoped()`).
+ACCOUNT_SCOPES: tuple[str, ...] = ()  # Account.scala apiMe, apiNowPlaying: Scoped()
+EVENT_STREAM_SCOPES = (CHALLENGE_READ, BOT_PLAY, BOARD_PLAY)  # Api.scala eventStream
+CHALLENGE_LIST_SCOPES = (CHALLENGE_READ,)  # Challenge.scala apiList: ScopedBody
+CHALLENGE_SHOW_SCOPES = (CHALLENGE_READ,)  # Challenge.scala apiShow: AnonOrScoped
+# Challenge.scala apiCreate (ScopedBody), apiAccept (AnonOrScoped), apiDecline (ScopedBody),
+# apiCancel (Scoped): challenge:write, bot:play or board:play.
 CHALLENGE_SCOPES = (CHALLENGE_WRITE, BOT_PLAY, BOARD_PLAY)
+UPGRADE_SCOPES = (BOT_PLAY,)  # PlayApi.scala botCommand "account/upgrade": Scoped(_.Bot.Play)
+ADD_TIME_SCOPES = (CHALLENGE_WRITE,)  # Round.scala apiAddTime: Scoped(_.Challenge.Write)
+# The game endpoints (play_auth): PlayApi.scala Scoped(_.Bot.Play) / Scoped(_.Board.Play).
+BOT_GAME_SCOPES = (BOT_PLAY,)
+BOARD_GAME_SCOPES = (BOARD_PLAY,)
 
 
 async def read_form(request: web.Request) -> dict[str, str]:
@@ -97,7 +111,8 @@ class Api:
                 wait_s = self.lobby.limiters.requests.consume(token_owner.lower())
                 if wait_s:
                     return too_many(GENERIC_LIMIT, None, wait_s, html=html)
-            fired = self.faults.take(request.method, request.path, token_owner)
+            fired = self.faults.take(request.method, request.path, token_owner,
+                                     self.lobby.settings.game.clock.now())
             if fired:
                 injected = await apply(fired)
                 if injected is not None:
@@ -136,10 +151,10 @@ class Api:
     def play_auth(self, request: web.Request) -> Account:
         """Bot API calls need a BOT with bot:play; Board API calls a human with board:play."""
         if request.match_info["api"] == "bot":
-            account = self.auth(request, BOT_PLAY)
+            account = self.auth(request, *BOT_GAME_SCOPES)
             account.require_bot()
         else:
-            account = self.auth(request, BOARD_PLAY)
+            account = self.auth(request, *BOARD_GAME_SCOPES)
             account.require_not_bot()
         return account
 
@@ -174,7 +189,7 @@ class Api:
     # --- account -------------------------------------------------------------------------
 
     async def account(self, request: web.Request) -> web.StreamResponse:
-        account = self.auth(request)
+        account = self.auth(request, *ACCOUNT_SCOPES)
         wait_s = self.lobby.limiters.account.consume(account.id)
         if wait_s:
             raise RateLimited(ACCOUNT_LIMIT, "api.account.user", wait_s)
@@ -182,7 +197,7 @@ class Api:
         return json_response(user_extended_json(account, self.lobby.base_url(), playing))
 
     async def playing(self, request: web.Request) -> web.StreamResponse:
-        account = self.auth(request)
+        account = self.auth(request, *ACCOUNT_SCOPES)
         nb = _int_param(request, "nb", 9, 1, MAX_PLAYING)
         games = self.lobby.ongoing(account)
         return json_response({
@@ -204,7 +219,7 @@ class Api:
         return json_response(result)
 
     async def upgrade(self, request: web.Request) -> web.StreamResponse:
-        account = self.auth(request, BOT_PLAY)
+        account = self.auth(request, *UPGRADE_SCOPES)
         if account.bot:
             return ok()
         if account.games_played > 0:
@@ -233,7 +248,7 @@ class Api:
         ids = [i.strip() for i in request.query.get("ids", "").split(",") if i.strip()]
         if not ids:
             raise ApiError(400, "No user ids provided")
-        online = self.lobby.hub.online()
+        online = self.lobby.online()
         found = [a for a in map(self.lobby.accounts.by_name, ids[:MAX_STATUS_IDS])
                  if a is not None]
         return json_response([
@@ -245,7 +260,7 @@ class Api:
     # --- event stream ----------------------------------------------------------------------
 
     async def event_stream(self, request: web.Request) -> web.StreamResponse:
-        account = self.auth(request, CHALLENGE_READ, BOT_PLAY, BOARD_PLAY)
+        account = self.auth(request, *EVENT_STREAM_SCOPES)
         token = request.headers.get("Authorization", "")
         wait_s = self.lobby.limiters.event_stream.consume(token)
         if wait_s:
@@ -260,7 +275,7 @@ class Api:
     # --- challenges ------------------------------------------------------------------------
 
     async def list_challenges(self, request: web.Request) -> web.StreamResponse:
-        account = self.auth(request, CHALLENGE_READ)
+        account = self.auth(request, *CHALLENGE_LIST_SCOPES)
         pending = self.lobby.pending_for(account)
         return json_response({
             "in": [self.lobby.challenge_json(c, "in") for c in pending
@@ -294,8 +309,13 @@ class Api:
                                    first=[body], on_close=closed)
 
     async def show_challenge(self, request: web.Request) -> web.StreamResponse:
-        account = self.auth(request, CHALLENGE_READ)
+        account = self.auth(request, *CHALLENGE_SHOW_SCOPES)
         challenge = self.lobby.find_challenge(account, request.match_info["id"])
+        if challenge.rematch_of is not None:
+            # lila stores no challenge for a rematch offer to a bot: accept and decline find
+            # none and turn to BotPlayer.rematchAccept / rematchDecline (Challenge.scala
+            # apiAccept `tryRematch`, apiDecline), so apiShow's `api.byId` finds nothing.
+            raise ApiError(404, "Not found")
         direction = "out" if challenge.challenger.id == account.id else "in"
         return json_response(self.lobby.challenge_json(challenge, direction))
 
@@ -343,7 +363,7 @@ class Api:
         # A client that reconnects after the opponent left learns it on the next tick:
         # lila repeats opponentGone every few seconds (RoundAsyncActor.scala `Tick`).
         first = [lobby.full(game)]
-        return await streams.serve(request, subscriber, lobby.settings.keepalive_s,
+        return await streams.serve(request, subscriber, lobby.settings.game_keepalive_s,
                                    first=first, on_close=closed)
 
     def _finished_stream(self, game: Game) -> web.StreamResponse:
@@ -387,7 +407,7 @@ class Api:
         return ok()
 
     async def add_time(self, request: web.Request) -> web.StreamResponse:
-        account = self.auth(request, CHALLENGE_WRITE)
+        account = self.auth(request, *ADD_TIME_SCOPES)
         game = self.lobby.find_game(request.match_info["id"])
         try:
             seconds = int(request.match_info["seconds"])

@@ -27,7 +27,8 @@ SandboxServer, by task:
                 parse_fault("...")) takes the command-line form (see faults.py).
     online      online (OnlineFixtures): the answers of the stand-in opening explorer
                 (/lichess), cloud eval (/api/cloud-eval) and tablebase (/standard).
-Settings (constructor): keepalive_s, challenge_expiry_s, gone_after_s, gone_tick_s,
+Settings (constructor): keepalive_s (event stream), game_keepalive_s, challenge_expiry_s,
+gone_after_s, gone_tick_s,
 claim_win_after_s (None: lila's delay by speed),
 first_move (FirstMoveTimers), limits (RateLimits), legacy_castling, quirks (Quirks), clock
 (timers.SandboxClock: real time by default; a timers.ManualClock lets a test move time itself).
@@ -78,6 +79,7 @@ DEFAULT_HUMAN = "sparring"
 HUMAN_ARENA_SCOPES = (*DEFAULT_HUMAN_SCOPES, TOURNAMENT_WRITE)
 # Open streams are cut after this long when the server stops.
 SHUTDOWN_TIMEOUT_S = 0.5
+GAME_KEEPALIVE_RATIO = 7.0 / 6.0  # lila: a game stream's keep-alive to the event stream's
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ class SandboxServer:
         self,
         keepalive_s: float = 6.0,
         *,
+        game_keepalive_s: float | None = None,
         challenge_expiry_s: float = 20.0,
         gone_after_s: float = 5.0,
         gone_tick_s: float = 5.0,
@@ -126,6 +129,9 @@ class SandboxServer:
     ) -> None:
         settings = LobbySettings(
             keepalive_s=keepalive_s,
+            # lila's 7 s to 6 s unless given: a test's short keep-alive scales both.
+            game_keepalive_s=(keepalive_s * GAME_KEEPALIVE_RATIO if game_keepalive_s is None
+                              else game_keepalive_s),
             challenge_expiry_s=challenge_expiry_s,
             gone_after_s=gone_after_s,
             gone_tick_s=gone_tick_s,
@@ -333,10 +339,14 @@ class SandboxServer:
     # --- faults ----------------------------------------------------------------------------
 
     def fail(self, status: int = 500, path: str = "*", *, method: str | None = None,
-             username: str | None = None, count: int | None = 1) -> RequestFault:
-        """Answer matching requests with HTTP `status` (count times; None = until cleared)."""
-        return self.faults.add(RequestFault("status", path, method, username, count,
-                                            status=status))
+             username: str | None = None, count: int | None = 1,
+             for_s: float | None = None) -> RequestFault:
+        """Answer matching requests with HTTP `status` (count times; None = until cleared),
+        or, with `for_s`, every one for that long on the server's clock (an outage)."""
+        until_s = None if for_s is None else self.lobby.settings.game.clock.now() + for_s
+        return self.faults.add(RequestFault("status", path, method, username,
+                                            None if for_s is not None else count,
+                                            status=status, until_s=until_s))
 
     def delay(self, seconds: float, path: str = "*", *, method: str | None = None,
               username: str | None = None, count: int | None = None) -> RequestFault:

@@ -34,6 +34,7 @@ class Subscriber:
         self.mute_keepalives = False
         self.mute_events = False
         self.dropped = False
+        self.missed_keepalives = 0  # muted by a fault: how long the client bore the silence
 
     def send(self, event: Event) -> None:
         if not self.closed:
@@ -84,7 +85,9 @@ async def serve(
                     subscriber.queue.get(), timeout=wait_s)
             except TimeoutError:
                 if time.monotonic() - last_write_s >= keepalive_s:
-                    if not subscriber.mute_keepalives:
+                    if subscriber.mute_keepalives:
+                        subscriber.missed_keepalives += 1
+                    else:
                         await response.write(KEEPALIVE)
                     last_write_s = time.monotonic()
                 continue

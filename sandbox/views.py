@@ -139,8 +139,11 @@ def game_event_info_json(game: Game, color: chess.Color) -> dict[str, Any]:
         "perf": game.perf,
         "rated": game.rated,
         "hasMoved": game.has_moved(color),
-        "opponent": ({"id": None, "username": "Anonymous"} if opponent.anonymous else
-                     {"id": opponent.id, "username": opponent.username,
+        # lila Namer.playerTextBlocking: a titled player's `titleName` ("BOT name"),
+        # "Anon." for one not logged in.
+        "opponent": ({"id": None, "username": "Anon."} if opponent.anonymous else
+                     {"id": opponent.id,
+                      "username": " ".join(filter(None, (opponent.title, opponent.username))),
                       "rating": game.ratings_before[not color]}),
         "isMyTurn": game.playing and game.turn == color,
         "secondsLeft": seconds_left(game, color),

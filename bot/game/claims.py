@@ -10,8 +10,9 @@ opponent who had become claimable comes back. So:
   ran out, and lila says nothing then): it is forgotten;
 - the claim is sent only on the opponent's turn (lila's `Pov.mightClaimWin` is false on
   ours: nothing would happen);
-- after a refused claim (400) the game never claims again: lila reloaded the opponent's
-  board, and a second claim would be refused the same way.
+- a refused claim (400) is tried again later, after `CLAIM_RETRY_S` doubling up to
+  `CLAIM_RETRY_MAX_S`, while lila still says the opponent is gone: lila refuses only at
+  that moment (BotPlayer.scala `claimVictory` checks the opponent's state when asked).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing import Final
 GONE_REPEAT_S: Final = 5.0  # lila's RoundSocket.tickSeconds: how often opponentGone repeats
 STALE_AFTER_S: Final = 3 * GONE_REPEAT_S  # a count not repeated this long is forgotten
 CLAIM_MARGIN_S: Final = 1.0  # lila's count is truncated to whole seconds
+CLAIM_RETRY_S: Final = GONE_REPEAT_S  # a refused claim is tried again after this, doubling
+CLAIM_RETRY_MAX_S: Final = 60.0
 
 
 class ClaimTimer:
@@ -35,12 +38,12 @@ class ClaimTimer:
         self._due_at: float | None = None
         self._heard_at = 0.0
         self._last_count_s: float | None = None
-        self.refused = False
+        self.refusals = 0
         self.claimed = False
 
     @property
     def pending(self) -> bool:
-        return self._due_at is not None and not self.refused
+        return self._due_at is not None
 
     def on_gone(self, gone: bool, claim_in_s: float | None) -> None:
         """An `opponentGone` event."""
@@ -58,7 +61,7 @@ class ClaimTimer:
 
     def due(self, *, opponents_turn: bool) -> bool:
         """Whether to send claim-victory now (at most once per count that ran out)."""
-        if self._due_at is None or self.refused or self.claimed:
+        if self._due_at is None or self.claimed:
             return False
         now = self._now()
         if now - self._heard_at > self.stale_s:
@@ -67,8 +70,13 @@ class ClaimTimer:
         return opponents_turn and now >= self._due_at
 
     def sent(self, *, refused: bool) -> None:
-        """The claim was answered: refused (400) ends claiming for this game; accepted or
-        failed for another reason leaves it to the next count."""
-        self.refused = self.refused or refused
-        self.claimed = not refused
+        """The claim was answered: refused (400) is tried again after a backoff, while the
+        opponent stays gone; accepted or failed for another reason waits for the next
+        count."""
+        if refused:
+            self._due_at = self._now() + min(CLAIM_RETRY_MAX_S,
+                                             CLAIM_RETRY_S * 2.0 ** self.refusals)
+            self.refusals += 1
+            return
+        self.claimed = True
         self._due_at = None

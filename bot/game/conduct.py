@@ -111,8 +111,9 @@ class Conduct:
     def should_resign(self, *, abortable: bool, our_clock_s: float, their_clock_s: float,
                       their_increment_s: float) -> bool:
         """Resign now? Never while the game can be aborted, never against an opponent
-        who is lower on time and gets no increment (they may still lose on time; their own
-        increment is what counts, as a berserked side has none)."""
+        who is lower on time and gets no increment (they may still lose on time). Their
+        increment is the one the game state gives (`winc`/`binc`: the clock's configured
+        increment), which does not show an arena berserker's lost increment."""
         if not self.resign.enabled or abortable:
             return False
         if their_increment_s <= 0 and their_clock_s < our_clock_s:

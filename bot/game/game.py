@@ -32,7 +32,7 @@ from bot.game.metrics import GameOutcome, Metrics, ThinkingLoad
 from bot.game.mover import LastSearch, Mover
 from bot.game.position import Position, common_prefix
 from bot.game.talk import Talk
-from bot.game.watchdog import MAX_RESYNCS, Due, Watchdog
+from bot.game.watchdog import Due, Watchdog
 from bot.lichess.client import (
     AuthError,
     Lichess,
@@ -424,7 +424,8 @@ class Game:
                 if due is Due.ABORT:
                     log.info("the opponent has not moved in %.0f s: aborting",
                              self.config.game.abort_after_s)
-                    await attempt("abort", self.client.abort(self.id))
+                    if not await attempt("abort", self.client.abort(self.id)):
+                        self.watchdog.abort_failed(self.watch_clock())
                 elif due is Due.CLAIM_VICTORY:
                     log.info("claiming victory: the opponent is gone")
                     await self._claim_victory()
@@ -435,7 +436,7 @@ class Game:
         try:
             await self.client.claim_victory(self.id)
         except RequestError as exc:
-            log.warning("claim victory refused: %s; not claiming again in this game", exc)
+            log.warning("claim victory refused: %s; trying again later if still gone", exc)
             self.watchdog.claims.sent(refused=True)
         except Unavailable as exc:
             log.warning("claim victory: %s", exc)
@@ -444,11 +445,12 @@ class Game:
             self.watchdog.claims.sent(refused=False)
 
     def _request_resync(self, why: str) -> None:
+        """Reopen the game stream and re-read the game's state; the mover starts over from
+        it. Never gives the game up: while the server fails, our clock runs and lila ends
+        the game by its rules (a flag), not by our resignation."""
         self.metrics.resyncs += 1
-        if not self.watchdog.resync():
-            self.give_up(f"still out of step after {MAX_RESYNCS} resyncs ({why})")
-            return
-        log.warning("resync (%s): reopening the game stream", why)
+        in_a_row = self.watchdog.resync()
+        log.warning("resync %d in a row (%s): reopening the game stream", in_a_row, why)
         self.mover.rethink(drop_sent=True)
         self._resync_wanted = True
         self._wake.set()

@@ -1,7 +1,8 @@
 """The watchdog: the timers of one game, and what is due when one runs out.
 
 It aborts a game the opponent never started, claims victory while the opponent is gone,
-asks for a resync when it is our turn and no move is on its way, and ends a game whose
+asks for a resync when it is our turn and no move is on its way (again and again, with
+backoff: a failing server is never a reason to give the game up), and ends a game whose
 gameFinish came but whose stream stayed open. It only decides; the game carries it out.
 Times are monotonic seconds passed in, so the decisions follow an injected clock.
 """
@@ -13,8 +14,17 @@ from typing import Final
 
 from bot.game.claims import ClaimTimer
 
-MAX_RESYNCS: Final = 3  # stream reopens in a row before giving up
 STUCK_AFTER_FAILURE_S: Final = 2.0  # our turn, last move request failed: resync after this
+# Resyncs in a row wait twice as long each time, up to this: a server that keeps failing is
+# asked again and again while the clock has time, never given up on. lila survives its own
+# restarts and outages (RoundAsyncActor.scala `LilaStop`, `WsBoot`: time given back, games
+# flagged across a boot aborted), so a bot must never resign because the server failed.
+RESYNC_BACKOFF_MAX_S: Final = 8.0
+# A failed abort is tried again after this, doubling up to the cap, while the game can still
+# be aborted: lila never expires a challenge game whose opponent has not moved, so an abort
+# given up on holds a slot until the bot restarts.
+ABORT_RETRY_S: Final = 2.0
+ABORT_RETRY_MAX_S: Final = 30.0
 STUCK_AFTER_SENT_S: Final = 10.0  # our turn, move sent but never echoed: resync after this
 FINISH_GRACE_S: Final = 3.0  # gameFinish seen, stream still open: end the game after this
 
@@ -39,6 +49,8 @@ class Watchdog:
         self._resyncs = 0
         self._finished_at: float | None = None
         self._abort_sent = False
+        self._abort_failures = 0
+        self._abort_retry_at = float("-inf")
         self._abort_extra_s = 0.0  # granted by the opponent's !wait
 
     # --- what happened -------------------------------------------------------------------
@@ -60,14 +72,27 @@ class Watchdog:
         """An `opponentGone` event: lila's count to a claimable win, or the return."""
         self.claims.on_gone(gone, claim_in_s)
 
+    def abort_failed(self, now: float) -> None:
+        """The abort request failed: try again after a backoff, while still abortable."""
+        self._abort_sent = False
+        self._abort_retry_at = now + min(ABORT_RETRY_MAX_S,
+                                         ABORT_RETRY_S * 2.0 ** self._abort_failures)
+        self._abort_failures += 1
+
     def grant_wait(self) -> None:
         """The opponent asked us to wait (!wait): one more abort period before aborting."""
         self._abort_extra_s += self.abort_after_s
 
-    def resync(self) -> bool:
-        """Count a resync; False once there were more than MAX_RESYNCS in a row."""
+    def resync(self) -> int:
+        """Count a resync; how many in a row (never a reason to give the game up)."""
         self._resyncs += 1
-        return self._resyncs <= MAX_RESYNCS
+        return self._resyncs
+
+    def stuck_after_s(self) -> float:
+        """How long our turn may pass with no move on its way before the next resync."""
+        if not self._move_failed:
+            return STUCK_AFTER_SENT_S
+        return min(RESYNC_BACKOFF_MAX_S, STUCK_AFTER_FAILURE_S * 2.0 ** self._resyncs)
 
     # --- what is due ------------------------------------------------------------------------
 
@@ -81,14 +106,13 @@ class Watchdog:
         due: list[Due] = []
         waited_s = now - self._turn_began
         if abortable and not our_turn and not self._abort_sent \
-                and waited_s > self.abort_after_s + self._abort_extra_s:
+                and waited_s > self.abort_after_s + self._abort_extra_s \
+                and now >= self._abort_retry_at:
             self._abort_sent = True
             due.append(Due.ABORT)
         if self.claim_victory and self.claims.due(opponents_turn=not our_turn):
             due.append(Due.CLAIM_VICTORY)
-        if our_turn and mover_idle:
-            stuck_s = STUCK_AFTER_FAILURE_S if self._move_failed else STUCK_AFTER_SENT_S
-            if waited_s > stuck_s:
-                self._turn_began = now
-                due.append(Due.RESYNC)
+        if our_turn and mover_idle and waited_s > self.stuck_after_s():
+            self._turn_began = now
+            due.append(Due.RESYNC)
         return due

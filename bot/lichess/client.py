@@ -43,6 +43,7 @@ BOT_DAY_KEY: Final = "bot.vsBot.day"  # lila's BotLimit key: our (429) or their 
 COMMAND_AGING_S: Final = 2.0  # a command waiting this long for the budget goes as a move
 STREAM_OPENS_PER_WINDOW: Final = 25  # Lichess allows 30 event-stream opens per 10 min per token
 STREAM_OPEN_WINDOW_S: Final = 600.0
+GAME_STREAM_KIND: Final = "stream:game:"
 COMMAND_DEADLINE_S: Final = 10.0  # a game or challenge command retries at most this long
 LIST_DEADLINE_S: Final = 30.0  # a listing (our games in progress) retries at most this long
 
@@ -116,7 +117,12 @@ class ClientTimings:
     """Every tunable of the client, in seconds."""
 
     request_timeout_s: float = 5.0  # one short HTTP command (move, chat, accept, …)
-    stream_read_timeout_s: float = 20.0  # silence (no byte, no keep-alive) before a reopen
+    # Silence (no byte, no keep-alive line) before a stream is reopened: about two missed
+    # keep-alives. lila writes one every 6 s on the event stream (EventStream.scala) and every
+    # 7 s on a game stream (GameStateStream.scala); 20 s cost up to 20 s of our clock, and
+    # challenges that lila sweeps offline after 20 s unseen.
+    event_stream_silence_s: float = 2 * 6.0 + 0.5
+    game_stream_silence_s: float = 2 * 7.0 + 0.5
     rate_limit_pause_s: float = 60.0  # minimum wait after a 429, per kind of request
     backoff_base_s: float = 0.25  # first retry delay after a 5xx or network error
     backoff_cap_s: float = 15.0  # longest single retry delay
@@ -489,7 +495,12 @@ class Lichess:
             wait_s = STREAM_OPEN_WINDOW_S - (now - opens[0])
             log.warning("%s reopened %d times in 10 min: waiting %.0f s", kind, len(opens), wait_s)
             await asyncio.sleep(wait_s)
-        opens.append(time.monotonic())
+
+    def _count_open(self, kind: str) -> None:
+        """Only a stream the server opened counts: a 5xx or a refused connection never
+        reached lila's limiter, and counting those would turn a short outage into a
+        10-minute wait on a game whose clock is running."""
+        self._stream_opens.setdefault(kind, deque()).append(time.monotonic())
 
     async def stream_once(self, path: str, *, kind: str) -> AsyncIterator[Any]:
         """One connection to an ndjson stream: decoded lines until it ends or falls silent.
@@ -503,7 +514,8 @@ class Lichess:
         timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.timings.request_timeout_s,
-            sock_read=self.timings.stream_read_timeout_s,
+            sock_read=(self.timings.game_stream_silence_s if kind.startswith(GAME_STREAM_KIND)
+                       else self.timings.event_stream_silence_s),
         )
         self.tally.request(kind)
         async with self._session.get(self.base_url + path, timeout=timeout) as resp:
@@ -522,6 +534,7 @@ class Lichess:
                 if reply is Reply.REFUSED:
                     raise RequestError(resp.status, error_message(body), path)
                 raise Unavailable(f"GET {path}: HTTP {resp.status}: {error_message(body)}")
+            self._count_open(kind)
             self.open_streams.add(kind)
             try:
                 async for raw_line in resp.content:
@@ -565,7 +578,8 @@ class Lichess:
         return self.follow("/api/stream/event", kind=EVENT_STREAM_KIND)
 
     def follow_game(self, game_id: str) -> AsyncIterator[Any]:
-        return self.follow(f"/api/bot/game/stream/{quote(game_id)}", kind=f"stream:game:{game_id}")
+        return self.follow(f"/api/bot/game/stream/{quote(game_id)}",
+                           kind=f"{GAME_STREAM_KIND}{game_id}")
 
     # --- account ------------------------------------------------------------------------------
 
@@ -603,15 +617,15 @@ class Lichess:
             deadline_s=COMMAND_DEADLINE_S,
         )
 
-    async def challenge_status(self, challenge_id: str) -> str:
-        """The challenge's status by `GET /api/challenge/{id}/show` ("created", "offline",
-        "canceled", "declined", "accepted")."""
-        data = await self.request("GET", f"/api/challenge/{quote(challenge_id)}/show",
-                                  kind="challenge:show", deadline_s=COMMAND_DEADLINE_S)
-        status = data.get("status") if isinstance(data, Mapping) else None
-        if not isinstance(status, str):
-            raise LichessError(f"/api/challenge/{challenge_id}/show has no status")
-        return status
+    async def online_users(self, user_ids: list[str]) -> set[str]:
+        """Which of these users are online, by `GET /api/users/status` (public: no scope)."""
+        ids = ",".join(quote(i) for i in user_ids)
+        data = await self.request("GET", f"/api/users/status?ids={ids}", kind="users:status",
+                                  deadline_s=COMMAND_DEADLINE_S)
+        if not isinstance(data, list):
+            raise LichessError("/api/users/status did not return a list")
+        return {str(u.get("id")) for u in data
+                if isinstance(u, Mapping) and u.get("online") is True}
 
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(

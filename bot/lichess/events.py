@@ -175,6 +175,16 @@ class ChallengeUser:
 
 
 ANONYMOUS: Final = ChallengeUser("", "Anonymous", None, None)
+# lila's titles (modules/core user title list): gameStart and gameFinish name a titled
+# opponent "TITLE name" (Namer.playerTextBlocking, `titleName`).
+TITLES: Final = frozenset({"GM", "IM", "FM", "CM", "NM", "WGM", "WIM", "WFM", "WCM", "WNM",
+                           "LM", "BOT"})
+
+
+def bare_name(username: str) -> str:
+    """The user name without lila's title prefix ("BOT kibitz" -> "kibitz")."""
+    title, sep, name = username.partition(" ")
+    return name if sep and title in TITLES and name else username
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +249,7 @@ def _game_info(raw: Mapping[str, Any]) -> GameInfo:
     opponent_name = "?"
     if isinstance(opponent, Mapping):
         opponent_id = _opt_str(opponent, "id")
-        opponent_name = _opt_str(opponent, "username") or opponent_id or "?"
+        opponent_name = bare_name(_opt_str(opponent, "username") or opponent_id or "?")
     return GameInfo(
         game_id=game_id,
         full_id=_str(game, "fullId", game_id),

@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Fast reactions for tests: short silences, short backoffs, a 1 s "minute" after a 429.
 FAST_TIMINGS = ClientTimings(
-    request_timeout_s=3.0, stream_read_timeout_s=1.5, rate_limit_pause_s=1.0,
+    request_timeout_s=3.0, event_stream_silence_s=1.5, game_stream_silence_s=1.5,
+    rate_limit_pause_s=1.0,
     backoff_base_s=0.05, backoff_cap_s=0.4, retry_deadline_s=20.0,
 )
 

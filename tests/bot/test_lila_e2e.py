@@ -79,16 +79,21 @@ async def test_the_challengers_daily_cap_turns_away_that_challenger_only(
             server.end_game(fresh.id, "draw")
 
 
-async def test_a_refused_claim_is_not_repeated(tmp_path: Path) -> None:
-    """lila RoundAsyncActor.scala `Tick` repeats `claimWinInSeconds: 0` every tick; a claim
-    refused with 400 (injected here once) is not sent again (lila reloaded the opponent's
-    board, BotPlayer.scala `claimVictory`), so the game ends on the leaver's clock."""
+async def test_a_refused_claim_is_tried_again_while_the_opponent_stays_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lila RoundAsyncActor.scala `Tick` repeats `claimWinInSeconds: 0` every tick, and
+    BotPlayer.scala `claimVictory` refuses (400) only at that moment: a refused claim
+    (injected here once) is sent again after a backoff (cut to 0.2 s) while the opponent
+    is still gone, and wins the game."""
+    import bot.game.claims
+
     quiet_logs()
+    monkeypatch.setattr(bot.game.claims, "CLAIM_RETRY_S", 0.2)
     async with SandboxServer(keepalive_s=0.3, gone_after_s=0.1, gone_tick_s=0.1,
                              claim_win_after_s=1.0) as server:
         async with running_bot(server, make_config(tmp_path)):
             rival = await server.start_opponent(
-                "rival", challenge=ChallengeSpec(BOT, 30, 0, repeat=False))
+                "rival", challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1, 20)
             await wait_for(lambda: len(server.game_record(game_id).moves) >= 2, 20)
             await rival.hold_moves()
@@ -97,17 +102,17 @@ async def test_a_refused_claim_is_not_repeated(tmp_path: Path) -> None:
             server.fail(400, "/api/bot/game/*/claim-victory", count=1)
             await rival.stop()
             record = await server.wait_for_game_end(game_id, 60)
-        assert server.lobby.replies[(BOT, 400)] == 1  # one claim, refused, never repeated
-        assert record.status == "outoftime"
+        assert server.lobby.replies[(BOT, 400)] == 1  # one claim refused, the next one won
+        assert record.status == "timeout"
         assert record.winner == ("black" if rival_white else "white")
 
 
 async def test_a_challenge_gone_offline_while_queued_is_declined_not_accepted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """lila ChallengeApi.scala `sweep`: a real-time challenge unseen for a while goes offline
-    with no event and can still be accepted, starting a game nobody plays. The bot looks a
-    challenge that waited in its queue up first (every one here: the age limit is 0, so the
-    first challenge, looked up and still "created", shows a live one is accepted)."""
+    with no event and can still be accepted, starting a game nobody plays. A challenge that
+    waited in the queue (every one here: the age limit is 0) is accepted only while its
+    challenger is online (`GET /api/users/status`): the first one's challenger is."""
     import bot.app
 
     quiet_logs()
@@ -124,6 +129,38 @@ async def test_a_challenge_gone_offline_while_queued_is_declined_not_accepted(
             await wait_for(lambda: answered(ghost) is not None)
             assert answered(ghost) == "later"
             assert ghost.id not in server.lobby.games
+
+
+async def test_a_bot_play_token_answers_queued_challenges_and_a_rematch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lila Challenge.scala: `apiShow` is AnonOrScoped(_.Challenge.Read), so a token with
+    bot:play alone (what the README asks for) cannot look a challenge up; a rematch offer
+    has no stored challenge at all (apiAccept `tryRematch`). A busy bot with such a token
+    still answers every challenge: one queued past the stale age (0 here) whose challenger
+    is still there, and a rematch offer, are both accepted."""
+    import bot.app
+
+    quiet_logs()
+    monkeypatch.setattr(bot.app, "STALE_CHALLENGE_S", 0.0, raising=False)
+    async with SandboxServer(keepalive_s=0.5) as server:
+        for name in ("person", "waiter"):
+            server.add_account(name, bot=False)
+        token = server.add_account(BOT, bot=True, scopes=["bot:play"])
+        async with running_bot(server, make_config(tmp_path, concurrency=1), token=token):
+            busy = server.lobby.challenges[await server.challenge("person", BOT, 600, 0)]
+            await wait_for(lambda: answered(busy) == "accepted")
+            waiter = server.lobby.challenges[await server.challenge("waiter", BOT, 180, 2)]
+            server.end_game(busy.id, "draw")  # the slot frees: the queue is taken
+            await wait_for(lambda: answered(waiter) is not None)
+            assert answered(waiter) == "accepted"
+            server.end_game(waiter.id, "draw")
+            rematch = server.lobby.challenges[await server.offer_rematch(busy.id, "person")]
+            await wait_for(lambda: answered(rematch) is not None)
+            assert answered(rematch) == "accepted"
+            assert server.lobby.replies[(BOT, 403)] == 0
+            game = next(g for g in server.lobby.games.values()
+                        if g.id not in (busy.id, waiter.id))
+            server.end_game(game.id, "draw")
 
 
 @pytest.mark.parametrize(("rules", "expect"), [({}, "accepted"),

@@ -56,8 +56,25 @@ async def test_token_test_reports_each_token(sandbox: SandboxServer, client: Cli
     body = reply.json()
     assert body["lip_bogus"] is None
     assert body[token]["userId"] == "tester"
-    assert set(body[token]["scopes"].split(",")) == {"bot:play", "challenge:read",
-                                                     "challenge:write"}
+    # A bot's default token has exactly what the README asks an owner for.
+    assert body[token]["scopes"] == "bot:play"
+
+
+async def test_each_endpoint_checks_lilas_scopes(sandbox: SandboxServer, duel: Duel) -> None:
+    """lila Challenge.scala: apiList and apiShow need challenge:read (ScopedBody,
+    AnonOrScoped), which a bot:play token lacks; a rematch offer to a bot is no stored
+    challenge, so apiShow finds none (404) while accept and decline still work."""
+    game_id = await duel.start_game()
+    challenge_id = await sandbox.challenge("human1", "bot1", 180, 2)
+    assert (await duel.bot.get("/api/challenge")).status == 403
+    shown = await duel.bot.get(f"/api/challenge/{challenge_id}/show")
+    assert (shown.status, shown.json()["error"]) == (403, "Missing scope: challenge:read")
+    assert (await duel.bot.post(f"/api/challenge/{challenge_id}/decline")).status == 200
+    sandbox.end_game(game_id, "draw")
+    offer = await sandbox.offer_rematch(game_id, "human1")
+    sandbox.account("bot1").scopes |= {"challenge:read"}
+    assert (await duel.bot.get(f"/api/challenge/{offer}/show")).status == 404
+    assert (await duel.bot.post(f"/api/challenge/{offer}/decline")).status == 200
 
 
 async def test_account_profile_and_its_rate_limit(sandbox: SandboxServer,
@@ -83,6 +100,9 @@ async def test_playing_lists_ongoing_games_most_urgent_first(duel: Duel) -> None
     assert [g["gameId"] for g in body["nowPlaying"]] == [second, first]
     assert body["nowPlaying"][0]["isMyTurn"] is True
     assert body["nowPlaying"][0]["opponent"]["username"] == "human1"
+    # lila Namer.playerTextBlocking: the human sees its BOT opponent as "BOT bot1".
+    theirs = (await duel.human.get("/api/account/playing")).json()
+    assert {g["opponent"]["username"] for g in theirs["nowPlaying"]} == {"BOT bot1"}
     limited = (await duel.bot.get("/api/account/playing?nb=1")).json()
     assert len(limited["nowPlaying"]) == 1
 

@@ -30,6 +30,7 @@ async def test_create_returns_the_challenge_with_every_field(duel: Duel) -> None
     assert (body["color"], body["finalColor"]) == ("white", "white")
     assert body["destUser"]["title"] == "BOT"
     assert body["url"].endswith("/" + body["id"])
+    duel.sandbox.account("bot1").scopes |= {"challenge:read"}  # lila apiShow, apiList
     shown = (await duel.bot.get(f"/api/challenge/{body['id']}/show")).json()
     assert shown["direction"] == "in"
     listed = (await duel.bot.get("/api/challenge")).json()
@@ -151,7 +152,8 @@ async def test_realtime_challenges_go_offline_silently_unless_kept_alive(
     await server.start()
     try:
         session = client(None).session
-        bot = SpecClient(server.url, server.add_account("bot1", bot=True), session)
+        bot = SpecClient(server.url, server.add_account(
+            "bot1", bot=True, scopes=["bot:play", "challenge:read"]), session)
         human = SpecClient(server.url, server.add_account("human1", bot=False), session)
         async with bot.stream("/api/stream/event") as events:
             challenge = (await human.post("/api/challenge/bot1", data=BLITZ)).json()
@@ -281,7 +283,7 @@ async def test_an_anonymous_challenger_is_null(sandbox: SandboxServer,
                                                client: Client) -> None:
     """lila challenge JsonView: `"challenger" -> c.challengerUser`, null when the challenger
     is not logged in; its side of the game has no id or name (GameStateStream)."""
-    bot = client(sandbox.add_account("bot1", bot=True))
+    bot = client(sandbox.add_account("bot1", bot=True, scopes=["bot:play", "challenge:read"]))
     anon = client(sandbox.add_anonymous("anon1"))
     challenge_id = await sandbox.challenge("anon1", "bot1", 180, 2, color="white")
     # Read without the OpenAPI check: the spec says `challenger` is an object, lila sends null.

@@ -165,10 +165,12 @@ async def test_with_no_opponent_nobody_plays_the_human_account() -> None:
                 challenge_id = (await reply.json())["id"]
             async with session.get(url + "/api/users/status?ids=sparring") as reply:
                 assert (await reply.json())[0].get("online", False) is False
-            # Nobody answers the challenge until the human account's own client does.
-            async with session.get(url + f"/api/challenge/{challenge_id}/show") as reply:
-                assert (await reply.json())["status"] == "created"
         human = {"Authorization": f"Bearer {tokens['sparring']}"}
+        # Nobody answers the challenge until the human account's own client does (read by
+        # the human: the bot's token has bot:play alone, not challenge:read).
+        async with aiohttp.ClientSession(headers=human) as session, \
+                session.get(url + f"/api/challenge/{challenge_id}/show") as reply:
+            assert (await reply.json())["status"] == "created"
         async with aiohttp.ClientSession(headers=human) as session, session.post(
                 url + f"/api/challenge/{challenge_id}/accept") as reply:
             assert reply.status == 200

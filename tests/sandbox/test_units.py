@@ -8,7 +8,7 @@ import pytest
 from sandbox.challenges import decline_reason
 from sandbox.clock import CorrespondenceClock, FischerClock
 from sandbox.games import FirstMoveTimers
-from sandbox.ratelimit import SlidingWindow
+from sandbox.ratelimit import FixedWindow, SlidingWindow
 from sandbox.timecontrol import TimeControl
 
 
@@ -32,6 +32,22 @@ def test_sliding_window_frees_cost_as_it_ages() -> None:
     assert window.count("a") == 1
     assert window.consume("a", 2) == 0.0
     assert window.consume("a", 5) == 10.0  # never fits
+
+
+def test_fixed_window_opens_with_the_first_charge_and_clears_at_once() -> None:
+    """lila's daily bot-game limit (memo RateLimit.scala): 24 h from the first game, then
+    everything is free again; a rolling window would free one game at a time."""
+    time = FakeTime()
+    window = FixedWindow(limit=3, window_s=10.0, now=time)
+    assert window.consume("a", 2) == 0.0
+    time.now_s += 4
+    assert window.consume("a", 1) == 0.0
+    assert window.consume("a", 1) == pytest.approx(6.0)  # the window closes at t+10
+    time.now_s += 7  # t+11: the window has cleared whole, not only the first 2
+    assert window.count("a") == 0
+    assert window.consume("a", 3) == 0.0
+    assert window.consume("a", 1) == pytest.approx(10.0)  # a new window from t+11
+    assert window.consume("b", 4) == 10.0  # never fits
 
 
 def test_fischer_clock_runs_only_once_started_and_adds_increments() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.game.claims import CLAIM_MARGIN_S, ClaimTimer
+from bot.game.claims import CLAIM_MARGIN_S, CLAIM_RETRY_MAX_S, CLAIM_RETRY_S, ClaimTimer
 
 
 class Clock:
@@ -39,17 +39,27 @@ def test_a_repeated_zero_keeps_the_first_ones_due_time() -> None:
     assert claims.due(opponents_turn=True)
 
 
-def test_never_again_after_a_refused_claim() -> None:
+def test_a_refused_claim_is_tried_again_with_backoff_while_gone() -> None:
     clock = Clock()
     claims = timer(clock)
     claims.on_gone(True, 0)
     clock.now_s += CLAIM_MARGIN_S
     assert claims.due(opponents_turn=True)
-    claims.sent(refused=True)
-    for _ in range(5):
-        clock.now_s += 5
-        claims.on_gone(True, 0)
+    waits = []
+    for _ in range(6):
+        claims.sent(refused=True)
         assert not claims.due(opponents_turn=True)
+        waited = 0.0
+        while not claims.due(opponents_turn=True):
+            clock.now_s += 1.0
+            waited += 1.0
+            claims.on_gone(True, 0)  # lila repeats the 0 while the opponent stays away
+        waits.append(waited)
+    assert waits == [CLAIM_RETRY_S, 2 * CLAIM_RETRY_S, 4 * CLAIM_RETRY_S, 8 * CLAIM_RETRY_S,
+                     CLAIM_RETRY_MAX_S, CLAIM_RETRY_MAX_S]
+    claims.sent(refused=True)
+    clock.now_s += CLAIM_RETRY_MAX_S  # the opponent came back: lila stopped repeating
+    assert not claims.due(opponents_turn=True)
 
 
 def test_an_unanswered_or_accepted_claim_waits_for_the_next_count() -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from bot.game.claims import CLAIM_MARGIN_S, ClaimTimer
 from bot.game.watchdog import (
+    ABORT_RETRY_MAX_S,
+    ABORT_RETRY_S,
     FINISH_GRACE_S,
-    MAX_RESYNCS,
+    RESYNC_BACKOFF_MAX_S,
     STUCK_AFTER_FAILURE_S,
     STUCK_AFTER_SENT_S,
     Due,
@@ -59,10 +61,12 @@ def test_victory_is_claimed_on_their_turn_once_lilas_count_runs_out() -> None:
     clock[0] = 15.0 + CLAIM_MARGIN_S
     assert our_turn(watchdog, clock[0], mover_idle=False) == []  # never on our own turn
     assert their_turn(watchdog, clock[0], abortable=False) == [Due.CLAIM_VICTORY]
-    watchdog.claims.sent(refused=True)  # lila answered 400: never again in this game
+    watchdog.claims.sent(refused=True)  # lila answered 400: again once the backoff passed
     watchdog.opponent_gone(True, 0.0)
-    clock[0] += 10.0
     assert their_turn(watchdog, clock[0], abortable=False) == []
+    clock[0] += 10.0
+    watchdog.opponent_gone(True, 0.0)
+    assert their_turn(watchdog, clock[0], abortable=False) == [Due.CLAIM_VICTORY]
     switched_off = Watchdog(abort_after_s=ABORT_AFTER_S, claim_victory=False, now=0.0,
                             claims=ClaimTimer(now=lambda: clock[0]))
     switched_off.opponent_gone(True, 0.0)
@@ -80,9 +84,33 @@ def test_our_turn_with_no_move_on_its_way_resyncs_sooner_after_a_failed_move() -
     assert our_turn(watchdog, 100.0 + STUCK_AFTER_FAILURE_S + 0.1) == [Due.RESYNC]
 
 
-def test_resyncs_are_counted_in_a_row() -> None:
+def test_resyncs_back_off_and_never_give_up() -> None:
+    """A server failing on our turn is asked again and again, each wait twice the last up
+    to a cap, and a new ply starts the count over."""
     watchdog = dog()
-    assert all(watchdog.resync() for _ in range(MAX_RESYNCS))
-    assert not watchdog.resync()
+    watchdog.move_failed()
+    waits = []
+    for in_a_row in range(1, 8):
+        waits.append(watchdog.stuck_after_s())
+        assert watchdog.resync() == in_a_row
+    assert waits == [STUCK_AFTER_FAILURE_S * 2 ** i for i in range(3)] + \
+        [RESYNC_BACKOFF_MAX_S] * 4
     watchdog.new_ply(5.0)  # back in step
-    assert watchdog.resync()
+    assert watchdog.resync() == 1
+
+
+def test_a_failed_abort_is_tried_again_with_backoff_while_abortable() -> None:
+    watchdog = dog(claim_victory=False)
+    now = ABORT_AFTER_S + 1
+    assert their_turn(watchdog, now) == [Due.ABORT]
+    waits = []
+    for _ in range(6):
+        watchdog.abort_failed(now)
+        retry_s = next(w for w in (0.5 * k for k in range(1, 200))
+                       if their_turn(watchdog, now + w) == [Due.ABORT])
+        waits.append(retry_s)
+        now += retry_s
+    assert waits == [ABORT_RETRY_S, 2 * ABORT_RETRY_S, 4 * ABORT_RETRY_S, 8 * ABORT_RETRY_S,
+                     ABORT_RETRY_MAX_S, ABORT_RETRY_MAX_S]
+    watchdog.abort_failed(now)
+    assert their_turn(watchdog, now + ABORT_RETRY_MAX_S, abortable=False) == []

@@ -32,7 +32,8 @@ from bot.lichess.client import (
     rate_limit_wait_s,
 )
 
-TIMINGS = ClientTimings(request_timeout_s=2.0, stream_read_timeout_s=0.5,
+TIMINGS = ClientTimings(request_timeout_s=2.0, event_stream_silence_s=0.5,
+                        game_stream_silence_s=0.5,
                         rate_limit_pause_s=0.6, backoff_base_s=0.02, backoff_cap_s=0.1,
                         retry_deadline_s=3.0)
 

@@ -57,6 +57,12 @@ def test_event_stream_lines() -> None:
                           "game": {**GAME_START["game"],  # type: ignore[dict-item]
                                    "status": {"id": 31, "name": "resign"}, "winner": "black"}})
     assert isinstance(finish, GameFinish) and finish.game.winner == "black"
+    # lila Namer: a titled opponent is "TITLE name", one not logged in "Anon.".
+    for shown, name in (("BOT Sparring", "Sparring"), ("GM Aaron", "Aaron"),
+                        ("Anon.", "Anon."), ("Botvinnik", "Botvinnik")):
+        game = {**GAME_START["game"], "opponent": {"id": None, "username": shown}}  # type: ignore[dict-item]
+        titled = parse_event({**GAME_START, "game": game})
+        assert isinstance(titled, GameStart) and titled.game.opponent_name == name
     assert parse_event({"type": "challengeCanceled", "challenge": {"id": "x1"}}) == \
         ChallengeCanceled("x1")
     assert parse_event({"type": "challengeDeclined",
