@@ -525,7 +525,7 @@ async def run_bot(
 
     metrics = metrics if metrics is not None else Metrics()
     spec = EngineSpec.from_config(config.engine)
-    host = (EngineHost(socket_path(config.state_dir))
+    host = (EngineHost(socket_path(config.state_dir), str(spec.options.get("EvalFile", "")))
             if config.engine.command is None and config.engine.fork_host else None)
     if host is not None:
         spec = dataclasses.replace(spec, command=host.engine_command)
