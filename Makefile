@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: test test-slow lint bench bench-bot bench-soak bench-memory match opponents demo play \
-	sandbox clean stockfish fairy-stockfish xboard-engines chromium
+	sandbox clean stockfish fairy-stockfish xboard-engines chromium train
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,21 @@ test: lint fairy-stockfish xboard-engines chromium
 	$(BIN)/kibitz-engine bench > /dev/null
 	@echo "test order: SEED=$(SEED) (make test SEED=$(SEED) repeats it)"
 	$(BIN)/python -m pytest -q $(ORDER)
+
+# The trainer of the learned evaluation needs PyTorch, in a venv of its own (the tests never
+# do): `make train DATA=/work/nnue-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'`.
+TRAIN_VENV := .venv-train
+TORCH_VERSION := 2.13.0
+$(TRAIN_VENV)/.installed: pyproject.toml
+	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==$(TORCH_VERSION) -e .
+	touch $@
+
+train: $(TRAIN_VENV)/.installed
+	@test -n "$(DATA)" -a -n "$(NET)" || \
+		{ echo "usage: make train DATA=records.bin NET=out.nnue [ARGS='--epochs 20 ...']"; exit 2; }
+	$(TRAIN_VENV)/bin/python -m tools.nnue_train --data $(DATA) --out $(NET) $(ARGS)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -615,8 +615,12 @@ async def run_bot(
 
     metrics = metrics if metrics is not None else Metrics()
     table = EngineTable.from_config(config)
-    host = (EngineHost(socket_path(config.state_dir))
-            if any(uses_host(table.entries[name]) for name in reachable(table)) else None)
+    hosted = [table.entries[name] for name in reachable(table) if uses_host(table.entries[name])]
+    # The host loads one net before it forks (the first built-in entry's EvalFile): the games
+    # whose EvalFile is that file share its pages; another file is loaded by its own game.
+    nets = [str(entry.options.get("EvalFile", "")) for entry in hosted]
+    host = (EngineHost(socket_path(config.state_dir), next((n for n in nets if n), ""))
+            if hosted else None)
     engines = EngineSet.from_config(config, host.engine_command if host is not None else None)
     client = Lichess(url, token, timings=timings)
     features: Features | None = None

@@ -16,20 +16,38 @@ def main() -> None:
         return
     if args[0] == "bench":
         from engine.bench import DEFAULT_DEPTH, run_bench
+        from engine.nnue import NetFileError, load_net
 
+        net = None
+        if len(args) >= 3 and args[-2] == "--evalfile":
+            try:
+                net = load_net(args[-1])
+            except NetFileError as exc:
+                sys.exit(f"kibitz-engine bench: {exc}")
+            args = args[:-2]
         if len(args) > 2:
-            sys.exit("usage: kibitz-engine bench [depth]")
+            sys.exit("usage: kibitz-engine bench [depth] [--evalfile NET]")
         try:
             depth = int(args[1]) if len(args) == 2 else DEFAULT_DEPTH
         except ValueError:
             sys.exit(f"kibitz-engine bench: depth must be an integer, got {args[1]!r}")
         if not 1 <= depth <= 64:
             sys.exit(f"kibitz-engine bench: depth must be 1-64, got {depth}")
-        run_bench(depth)
+        run_bench(depth, net=net)
+        return
+    if args[0] == "host" and len(args) == 4 and args[2] == "--evalfile":
+        from engine.forkserver import HostError
+        from engine.forkserver import main as host_main
+
+        try:
+            host_main(args[1], args[3])
+        except HostError as exc:
+            sys.exit(f"kibitz-engine host: {exc}")
         return
     if args[0] in ("host", "connect"):
         if len(args) != 2:
-            sys.exit(f"usage: kibitz-engine {args[0]} SOCKET")
+            sys.exit(f"usage: kibitz-engine {args[0]} SOCKET"
+                     + (" [--evalfile NET]" if args[0] == "host" else ""))
         if args[0] == "host":
             from engine.forkserver import HostError
             from engine.forkserver import main as host_main
@@ -42,7 +60,8 @@ def main() -> None:
         from engine.launcher import main as launcher_main
 
         sys.exit(launcher_main(args[1]))
-    sys.exit("usage: kibitz-engine [bench [depth] | host SOCKET | connect SOCKET]  "
+    sys.exit("usage: kibitz-engine [bench [depth] [--evalfile NET] | host SOCKET | "
+             "connect SOCKET]  "
              f"(unknown argument {args[0]!r})")
 
 

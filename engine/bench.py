@@ -12,6 +12,7 @@ import time
 from typing import TextIO
 
 from engine.board import Position
+from engine.nnue import Net
 from engine.search import Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget
 
@@ -66,8 +67,11 @@ BENCH_FENS: tuple[str, ...] = (
 )
 
 
-def run_bench(depth: int = DEFAULT_DEPTH, out: TextIO | None = None) -> tuple[int, int]:
-    """Search every bench position to ``depth``; print the totals; return (nodes, nps)."""
+def run_bench(
+    depth: int = DEFAULT_DEPTH, out: TextIO | None = None, net: Net | None = None
+) -> tuple[int, int]:
+    """Search every bench position to ``depth`` (with ``net``, else the hand-written
+    evaluation); print the totals; return (nodes, nps)."""
     stream = out if out is not None else sys.stdout
     warm_up()
     total_nodes = 0
@@ -76,6 +80,7 @@ def run_bench(depth: int = DEFAULT_DEPTH, out: TextIO | None = None) -> tuple[in
     limits = GoLimits(depth=depth)
     for number, fen in enumerate(BENCH_FENS, start=1):
         searcher = Searcher(BENCH_HASH_MB)
+        searcher.set_net(net)
         position = Position.from_fen(fen)
         started = time.monotonic()
         cpu_started = time.thread_time()
@@ -95,6 +100,7 @@ def run_bench(depth: int = DEFAULT_DEPTH, out: TextIO | None = None) -> tuple[in
     print("=" * 40, file=stream)
     print(f"Total time (ms) : {int(total_s * 1000)}", file=stream)
     print(f"CPU nodes/second: {cpu_nps}", file=stream)
+    print(f"Evaluation      : {'net ' + net.hash if net else 'hand-written'}", file=stream)
     print(f"Nodes searched  : {total_nodes}", file=stream)
     print(f"Nodes/second    : {nps}", file=stream, flush=True)
     return total_nodes, nps

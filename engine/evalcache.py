@@ -14,9 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.constants import BoardArray, Int64Array, KeyArray, StackArray
+from engine.constants import (
+    S_VARIANT,
+    VARIANT_CHESS,
+    BoardArray,
+    Int64Array,
+    KeyArray,
+    StackArray,
+)
 from engine.evaluate import evaluate
 from engine.jit import njit_noalloc, prefetch
+from engine.nnue import NM_ENABLED, Int16Array, Int32Array, evaluate_net
 from engine.params import EVAL_CACHE_ENTRIES_LOG2
 
 VALUE_BITS = 20
@@ -47,14 +55,21 @@ def cached_evaluate(
     row: int,
     scratch: Int64Array,
     cache: KeyArray,
+    net16: Int16Array,
+    net_meta: Int32Array,
+    acc: Int16Array,
 ) -> int:
-    """``evaluate`` of the position at stack row ``row``, through the cache."""
+    """The static score of the position at stack row ``row``, through the cache: the net's
+    when one is loaded (``engine.nnue``; chess only), else ``evaluate``'s."""
     key = keys[row]
     index = key & np.uint64(cache.shape[0] - 1)
     word = cache[index]
     if word & _VALUE_MASK != np.uint64(0) and (word & _KEY_MASK) == (key & _KEY_MASK):
         return int(word & _VALUE_MASK) - _VALUE_OFFSET
-    score = evaluate(board, stack, row, scratch)
+    if net_meta[NM_ENABLED] != 0 and stack[row, S_VARIANT] == VARIANT_CHESS:
+        score = evaluate_net(stack, row, net16, net_meta, acc)
+    else:
+        score = evaluate(board, stack, row, scratch)
     # Scores beyond the packed range (never seen in play) are simply not cached.
     if -_VALUE_OFFSET < score < _VALUE_OFFSET:
         cache[index] = (key & _KEY_MASK) | np.uint64(score + _VALUE_OFFSET)

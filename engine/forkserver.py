@@ -47,14 +47,22 @@ class HostError(RuntimeError):
     """The host cannot run: a thread already started, or the socket cannot be made."""
 
 
-def warm() -> None:
-    """Load every compiled function a game uses, so the children inherit them loaded."""
+def warm(eval_file: str = "") -> None:
+    """Load every compiled function a game uses, and the net of ``eval_file`` when given, so
+    the children inherit them loaded: a child's ``setoption name EvalFile`` with the same
+    unchanged file takes the host's copy (``engine.nnue.net_for``) and shares its pages."""
     import engine.uci  # noqa: F401  (the UCI loop and everything it imports)
     from engine.board import Position
+    from engine.nnue import NetFileError, net_for
     from engine.perft import divide
     from engine.search import warm_up
 
     warm_up()
+    if eval_file:
+        try:
+            net_for(eval_file)
+        except NetFileError as exc:  # each game's setoption reports it and falls back
+            print(f"kibitz-engine host: {exc}", file=sys.stderr, flush=True)
     divide(Position.startpos(), 2)
     # Later collections in a child would write to every object's header and unshare the
     # heap: objects that exist now are left out of them for good.
@@ -256,13 +264,14 @@ SINGLE_THREADED_ENV: Final = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1
                               "MKL_NUM_THREADS": "1"}
 
 
-def main(path: str) -> None:
-    """``kibitz-engine host SOCKET``: warm up, listen, fork an engine per connection."""
+def main(path: str, eval_file: str = "") -> None:
+    """``kibitz-engine host SOCKET [--evalfile NET]``: warm up (with the net), listen, fork an
+    engine per connection."""
     if "numpy" in sys.modules:
         raise HostError("numpy was imported before the host could keep it single-threaded")
     os.environ.update(SINGLE_THREADED_ENV)
     socket_path = Path(path)
-    warm()
+    warm(eval_file)
     threads = thread_count()
     if threads != 1:
         raise HostError(f"{threads} threads run after warm-up; forking would be unsafe")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from engine import params, tt
+from engine import nnue, params, tt
 from engine.board import (
     Position,
     is_dead_position,
@@ -67,6 +67,7 @@ from engine.movepick import (
     see_at_least_zero,
     update_history,
 )
+from engine.nnue import NM_ENABLED, Int16Array
 from engine.params import (
     ASPIRATION_GROWTH,
     ASPIRATION_MAX_DELTA_CP,
@@ -220,6 +221,9 @@ def _quiesce(
     scratch: Int64Array,
     eval_cache: KeyArray,
     see_buf: Int64Array,
+    net16: Int16Array,
+    net_meta: Int32Array,
+    acc: Int16Array,
     ply: int,
     alpha: int,
     beta: int,
@@ -238,7 +242,7 @@ def _quiesce(
     if ply > 0 and _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
         return DRAW_SCORE
     if ply >= MAX_PLY - 1:
-        return cached_evaluate(board, stack, keys, row, scratch, eval_cache)
+        return cached_evaluate(board, stack, keys, row, scratch, eval_cache, net16, net_meta, acc)
     key = keys[row]
     pv_node = beta - alpha > 1
     hash_move = 0
@@ -266,7 +270,8 @@ def _quiesce(
             return stand_pat
         # Stand pat: the side to move may decline every capture.
         if stand_pat + LAZY_MARGIN_CP > alpha:
-            stand_pat = cached_evaluate(board, stack, keys, row, scratch, eval_cache)
+            stand_pat = cached_evaluate(board, stack, keys, row, scratch, eval_cache,
+            net16, net_meta, acc)
         if stand_pat >= beta:
             return stand_pat
         if stand_pat > alpha:
@@ -298,11 +303,13 @@ def _quiesce(
             continue
         legal += 1
         make_move(board, stack, keys, meta, move)
+        if net_meta[NM_ENABLED] != 0:
+            nnue.push(board, stack, meta, net16, net_meta, acc)
         tt.prefetch_bucket(tt_table, keys[row + 1])
         prefetch_entry(eval_cache, keys[row + 1])
         score = -_quiesce(
             board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
-            info, stop, scratch, eval_cache, see_buf, ply + 1, -beta, -alpha,
+            info, stop, scratch, eval_cache, see_buf, net16, net_meta, acc, ply + 1, -beta, -alpha,
         )
         unmake_move(board, stack, meta)
         if info[I_STOPPED] != 0:
@@ -350,6 +357,9 @@ def _negamax(
     scratch: Int64Array,
     eval_cache: KeyArray,
     see_buf: Int64Array,
+    net16: Int16Array,
+    net_meta: Int32Array,
+    acc: Int16Array,
     root_moves: Int32Array,
     depth: int,
     ply: int,
@@ -364,7 +374,7 @@ def _negamax(
     if depth <= 0:
         return _quiesce(
             board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
-            info, stop, scratch, eval_cache, see_buf, ply, alpha, beta,
+            info, stop, scratch, eval_cache, see_buf, net16, net_meta, acc, ply, alpha, beta,
         )
     pv_len[ply] = ply
     if _poll_stop(info, stop):
@@ -383,7 +393,8 @@ def _negamax(
         if _is_draw(board, stack, keys, meta, info[I_ROOT_ROW], moves[ply]):
             return DRAW_SCORE
         if ply >= MAX_PLY - 1:
-            return cached_evaluate(board, stack, keys, row, scratch, eval_cache)
+            return cached_evaluate(board, stack, keys, row, scratch, eval_cache,
+            net16, net_meta, acc)
         # Mate distance pruning: no line from here beats a mate already found nearer the root.
         if alpha < -MATE + ply:
             alpha = -MATE + ply
@@ -424,7 +435,8 @@ def _negamax(
         evals[ply] = -INFINITE
         improving = False
     else:
-        static_eval = cached_evaluate(board, stack, keys, row, scratch, eval_cache)
+        static_eval = cached_evaluate(board, stack, keys, row, scratch, eval_cache,
+        net16, net_meta, acc)
         evals[ply] = static_eval
         improving = ply >= 2 and static_eval > evals[ply - 2]
         if tt_bound != tt.BOUND_NONE and (
@@ -439,7 +451,8 @@ def _negamax(
         if depth <= RAZOR_MAX_DEPTH and static_eval + RAZOR_MARGIN_CP * depth < alpha:
             score = _quiesce(
                 board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
-                info, stop, scratch, eval_cache, see_buf, ply, alpha, alpha + 1,
+                info, stop, scratch, eval_cache, see_buf,
+                net16, net_meta, acc, ply, alpha, alpha + 1,
             )
             if info[I_STOPPED] != 0:
                 return 0
@@ -471,6 +484,7 @@ def _negamax(
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
                 history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                net16, net_meta, acc,
                 root_moves, depth - 1 - reduction, ply + 1, -beta, -beta + 1,
             )
             unmake_null(stack, meta)
@@ -545,6 +559,8 @@ def _negamax(
         ):
             continue
         make_move(board, stack, keys, meta, move)
+        if net_meta[NM_ENABLED] != 0:
+            nnue.push(board, stack, meta, net16, net_meta, acc)
         tt.prefetch_bucket(tt_table, keys[row + 1])
         prefetch_entry(eval_cache, keys[row + 1])
         gives_check = in_check(board, stack, meta)
@@ -559,6 +575,7 @@ def _negamax(
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
                 history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                net16, net_meta, acc,
                 root_moves, new_depth, ply + 1, -beta, -alpha,
             )
         else:
@@ -579,18 +596,21 @@ def _negamax(
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
                 history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                net16, net_meta, acc,
                 root_moves, new_depth - reduction, ply + 1, -alpha - 1, -alpha,
             )
             if score > alpha and reduction > 0:
                 score = -_negamax(
                     board, stack, keys, meta, tt_table, moves, move_scores, killers,
                     history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                    net16, net_meta, acc,
                     root_moves, new_depth, ply + 1, -alpha - 1, -alpha,
                 )
             if score > alpha and score < beta:
                 score = -_negamax(
                     board, stack, keys, meta, tt_table, moves, move_scores, killers,
                     history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                    net16, net_meta, acc,
                     root_moves, new_depth, ply + 1, -beta, -alpha,
                 )
         unmake_move(board, stack, meta)
@@ -658,6 +678,7 @@ class SearchTables:
     eval_cache: KeyArray = field(default_factory=new_cache)
     see_buf: Int64Array = field(default_factory=new_see_buffer)
     root_moves: Int32Array = field(default_factory=lambda: np.zeros(MAX_MOVES, np.int32))
+    acc: Int16Array = field(default_factory=lambda: nnue.new_accumulators(0))
 
     def clear(self) -> None:
         self.killers.fill(0)
@@ -685,6 +706,9 @@ def _search_root(
     scratch: Int64Array,
     eval_cache: KeyArray,
     see_buf: Int64Array,
+    net16: Int16Array,
+    net_meta: Int32Array,
+    acc: Int16Array,
     root_moves: Int32Array,
     depth: int,
     alpha: int,
@@ -699,7 +723,8 @@ def _search_root(
     info[I_ROOT_ROW] = meta[M_PLY]
     return _negamax(
         board, stack, keys, meta, tt_table, moves, move_scores, killers, history,
-        counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf, root_moves, depth,
+        counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+        net16, net_meta, acc, root_moves, depth,
         np.int64(0), alpha, beta,  # type: ignore[arg-type]
     )
 
@@ -758,6 +783,19 @@ class Searcher:
         self.tables = SearchTables()
         self.generation = 0
         self.stop = np.zeros(1, dtype=np.int64)
+        self.net: nnue.Net | None = None
+        self.net16, self.net_meta = nnue.no_net()
+
+    def set_net(self, net: nnue.Net | None) -> None:
+        """Evaluate with ``net`` (shared, read-only), or with the hand-written terms (None)."""
+        self.net = net
+        if net is None:
+            self.net16, self.net_meta = nnue.no_net()
+            self.tables.acc = nnue.new_accumulators(0)
+        else:
+            self.net16, self.net_meta = net.net16, net.net_meta
+            self.tables.acc = nnue.new_accumulators(net.hidden)
+        self.tables.eval_cache.fill(0)  # its scores came from the other evaluation
 
     # -- table management ----------------------------------------------------------------------
     def resize(self, hash_mb: int) -> None:
@@ -779,11 +817,14 @@ class Searcher:
     def _window(self, position: Position, depth: int, alpha: int, beta: int) -> int:
         board, stack, keys, meta = position.arrays
         t = self.tables
+        if self.net is not None:
+            nnue.refresh(board, int(meta[M_PLY]), self.net16, self.net_meta, t.acc)
         return int(
             _search_root(
                 board, stack, keys, meta, self.tt_table, t.moves, t.move_scores,
                 t.killers, t.history, t.counters, t.pv, t.pv_len, t.evals, t.info, self.stop,
-                t.scratch, t.eval_cache, t.see_buf, t.root_moves, depth, alpha, beta,
+                t.scratch, t.eval_cache, t.see_buf,
+                self.net16, self.net_meta, t.acc, t.root_moves, depth, alpha, beta,
             )
         )
 

@@ -20,10 +20,11 @@ import chess
 import chess.variant
 import numpy as np
 
-from engine import tt
+from engine import nnue, tt
 from engine.board import FenError, Position
 from engine.constants import VARIANT_CHESS, VARIANT_KING_OF_THE_HILL, VARIANT_THREE_CHECK
 from engine.jit import uncompiled
+from engine.nnue import static_scores
 from engine.params import DEFAULT_MOVE_OVERHEAD_MS
 from engine.perft import divide_lines
 from engine.search import Iteration, Searcher, warm_up
@@ -178,6 +179,8 @@ class UciEngine:
         self.ponder = False
         self.chess960 = False
         self.variant = VARIANT_CHESS
+        self.eval_file = ""  # empty: the hand-written evaluation
+        self.net: nnue.Net | None = None
         # None after a rejected ``position``: ``go`` must not answer for an older position
         self.position: Position | None = Position.startpos()
         self._searcher: Searcher | None = None
@@ -209,6 +212,7 @@ class UciEngine:
     def searcher(self) -> Searcher:
         if self._searcher is None:
             self._searcher = Searcher(self.hash_mb)
+            self._searcher.set_net(self.net)
         return self._searcher
 
     def start_warm_up(self) -> None:
@@ -272,6 +276,7 @@ class UciEngine:
             "position": self._cmd_position,
             "stop": lambda _: self._stop_search(),
             "ponderhit": self._cmd_ponderhit,
+            "eval": self._cmd_eval,
             "debug": lambda _: None,
             "register": lambda _: None,
         }
@@ -291,6 +296,7 @@ class UciEngine:
         )
         self.send("option name Ponder type check default false")
         self.send("option name UCI_Chess960 type check default false")
+        self.send("option name EvalFile type string default <empty>")
         names = " ".join(f"var {name}" for name in UCI_VARIANTS)
         self.send(f"option name UCI_Variant type combo default chess {names}")
         self.send("uciok")
@@ -336,6 +342,8 @@ class UciEngine:
             if self.position is not None:
                 # a castling set-up only chess960 can describe keeps its king-takes-rook moves
                 self.position.chess960 = self.chess960 or self.position.needs_chess960()
+        elif key == "evalfile":
+            self._set_eval_file(value)
         elif key == "uci_variant":
             if value not in UCI_VARIANTS:
                 raise UciError(
@@ -349,6 +357,46 @@ class UciEngine:
                 self.position.chess960 = self.chess960
         else:
             raise UciError(f"setoption: unknown option {name!r}")
+
+    def _set_eval_file(self, value: str) -> None:
+        """Load the net at ``value`` (empty or ``<empty>``: the hand-written evaluation).
+
+        A file that cannot be used is reported and leaves the hand-written evaluation in
+        place, so a bad path never leaves the engine without an evaluation.
+        """
+        path = "" if value.strip() in ("", "<empty>") else value.strip()
+        net: nnue.Net | None = None
+        failure: nnue.NetFileError | None = None
+        if path:
+            try:
+                net = nnue.net_for(path)
+            except nnue.NetFileError as exc:
+                failure = exc
+        self._stop_search()
+        self.wait_warm()
+        self.eval_file = path if net is not None else ""
+        self.net = net
+        self.searcher.set_net(net)
+        if failure is not None:
+            raise UciError(f"setoption: EvalFile: {failure}; using the hand-written evaluation")
+        if net is not None:
+            self.send(f"info string EvalFile {path} loaded: net {net.hash}, "
+                      f"{nnue.FEATURES}->{net.hidden}x2->1 {net.activation_name}")
+
+    def _cmd_eval(self, _: list[str]) -> None:
+        """Print the static scores of the current position (side to move's view, cp)."""
+        if self.position is None:
+            raise UciError("eval: no position (the last 'position' command was rejected)")
+        self._stop_search()
+        self.wait_warm()
+        hand, learned = static_scores(self.position, self.net)
+        self.send(f"info string eval hand-written {hand} cp (side to move)")
+        if self.net is None:
+            self.send("info string eval net none (EvalFile is empty)")
+        elif learned is None:
+            self.send(f"info string eval net {self.net.hash} not used in this variant")
+        else:
+            self.send(f"info string eval net {self.net.hash} {learned} cp (side to move)")
 
     @staticmethod
     def _int_option(name: str, value: str, low: int, high: int) -> int:

@@ -42,8 +42,9 @@ def socket_path(state_dir: Path) -> Path:
 class EngineHost:
     """The running host process and the engine command that reaches it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, eval_file: str = "") -> None:
         self.path = path
+        self.eval_file = eval_file  # the net the host loads before forking (empty: none)
         self._process: asyncio.subprocess.Process | None = None
 
     @property
@@ -73,8 +74,9 @@ class EngineHost:
         """Start the host and wait until it has loaded the compiled code and listens."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # stdin is a pipe the host watches: when the bot is gone, so is the host.
+        net_args = ("--evalfile", self.eval_file) if self.eval_file else ()
         self._process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "engine", "host", str(self.path),
+            sys.executable, "-m", "engine", "host", str(self.path), *net_args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
         assert self._process.stdout is not None
         try:

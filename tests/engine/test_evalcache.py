@@ -8,7 +8,10 @@ import pytest
 from engine.board import Position
 from engine.evalcache import VALUE_BITS, cached_evaluate, new_cache, prefetch_entry
 from engine.evaluate import evaluate, new_scratch
+from engine.nnue import new_accumulators, no_net
 from tests.engine.test_evaluate import sample_positions
+
+NO_NET = (*no_net(), new_accumulators(0))  # the hand-written evaluation
 
 
 def _score(position: Position, cache: np.ndarray) -> tuple[int, int]:
@@ -16,7 +19,7 @@ def _score(position: Position, cache: np.ndarray) -> tuple[int, int]:
     row = int(meta[0])
     scratch = new_scratch()
     return (
-        int(cached_evaluate(board, stack, keys, row, scratch, cache)),
+        int(cached_evaluate(board, stack, keys, row, scratch, cache, *NO_NET)),
         int(evaluate(board, stack, row, scratch)),
     )
 
@@ -49,13 +52,13 @@ def test_a_key_differing_only_in_the_checked_bits_misses() -> None:
     cache = new_cache(4)
     board, stack, keys, meta = position.arrays
     row = int(meta[0])
-    real = int(cached_evaluate(board, stack, keys, row, new_scratch(), cache))
+    real = int(cached_evaluate(board, stack, keys, row, new_scratch(), cache, *NO_NET))
     # forge the stored word so it holds a wrong score under a key that differs in a high bit
     index = int(keys[row]) & 15
     forged_key = int(keys[row]) ^ (1 << 40)
     value = (forged_key >> VALUE_BITS << VALUE_BITS) | ((-777) + (1 << (VALUE_BITS - 1)))
     cache[index] = np.uint64(value)
-    assert int(cached_evaluate(board, stack, keys, row, new_scratch(), cache)) == real
+    assert int(cached_evaluate(board, stack, keys, row, new_scratch(), cache, *NO_NET)) == real
 
 
 def test_cache_size_is_checked() -> None:
@@ -67,7 +70,7 @@ def test_prefetching_an_entry_changes_nothing() -> None:
     position = Position.from_fen("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")
     cache = new_cache(4)
     board, stack, keys, meta = position.arrays
-    cached_evaluate(board, stack, keys, int(meta[0]), new_scratch(), cache)
+    cached_evaluate(board, stack, keys, int(meta[0]), new_scratch(), cache, *NO_NET)
     before = cache.copy()
     prefetch_entry(cache, keys[0])  # compiled: a cache hint only
     prefetch_entry.py_func(cache, keys[0])  # plain Python: nothing at all

@@ -1,0 +1,370 @@
+"""A learned evaluation (NNUE): a perspective net 768 -> N x 2 -> 1, quantised to integers.
+
+Inputs: 768 features per perspective, ``(relation * 6 + type - 1) * 64 + square``, where
+``relation`` is 0 for the perspective's own pieces and 1 for the other side's, ``type`` is
+pawn..king (1-6) and ``square`` is 0-63 (a1 = 0, h8 = 63) as seen by that side: black's view
+flips the board (``square ^ 56``), so one set of weights serves both sides.  Each side's
+accumulator is the feature bias plus the weight rows of its active features (int16).  The
+output takes the side to move's accumulator, then the other's, through the activation
+(clipped ReLU, or its square), dots them with 2N output weights (int32 sums) and adds a bias.
+
+In floats (as the trainer computes): ``a = clamp(b1 + sum W1[f], 0, 1)`` for each side,
+``out = w2 . act(a_us ++ a_them) + b2`` and the score is ``out * SCALE`` centipawns, side to
+move's view.  Quantised: W1 and b1 are multiplied by QA, w2 by QB, b2 by QA * QB, and the
+integer sum is scaled back by ``SCALE / (QA * QB)`` (SCReLU divides its squares by QA first).
+
+Net file (little-endian), refused with ``NetFileError`` unless every field checks out::
+
+    magic        8 bytes   b"KBZNNUE\\0"
+    version      uint32    FORMAT_VERSION
+    hidden       uint32    N, 1 .. MAX_HIDDEN
+    activation   uint32    ACT_CRELU (0) or ACT_SCRELU (1)
+    qa, qb       uint32    quantisation scales of the accumulator and the output weights
+    scale        uint32    centipawns per unit of the float output
+    ft_weights   int16     768 x N, feature-major
+    ft_bias      int16     N
+    out_weights  int16     2N: the side to move's half first
+    out_bias     int32
+
+In the search the net is two arrays (``net16``: the int16 weights, flat, and ``net_meta``:
+int32 header fields, ``NM_ENABLED`` 0 for the hand-written evaluation) and the accumulators
+are ``acc``: int16[STACK_SIZE, 2 * N], one row per stack row, white's half first.  After
+``make_move`` the search calls ``push`` (the new row from the last one, a few rows added and
+subtracted); unmaking costs nothing (the rows below stay valid), and a null move neither:
+rows of null moves are skipped back over.  ``refresh`` computes a row from the board.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.board import Position
+from engine.constants import (
+    FLAG_CAPTURE,
+    FLAG_CASTLE,
+    FLAG_EP,
+    KING,
+    M_PLY,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_SQ_MASK,
+    MOVE_TO_SHIFT,
+    NULL_MOVE,
+    PAWN,
+    ROOK,
+    S_CAPTURED,
+    S_MOVE,
+    S_SIDE,
+    S_VARIANT,
+    SQ64,
+    STACK_SIZE,
+    VARIANT_CHESS,
+    WHITE,
+    BoardArray,
+    MetaArray,
+    StackArray,
+)
+from engine.evaluate import evaluate, new_scratch
+from engine.jit import njit_noalloc, njit_noalloc_inline
+from engine.movegen import castling_squares
+
+MAGIC = b"KBZNNUE\0"
+FORMAT_VERSION = 1
+FEATURES = 768
+MAX_HIDDEN = 4096
+ACT_CRELU = 0
+ACT_SCRELU = 1
+ACTIVATIONS = {ACT_CRELU: "crelu", ACT_SCRELU: "screlu"}
+_HEADER = struct.Struct("<8sIIIIII")
+_MAX_QA = 1 << 14  # larger scales overflow the int16 accumulators
+
+# net_meta fields
+NM_ENABLED = 0
+NM_HIDDEN = 1
+NM_ACTIVATION = 2
+NM_QA = 3
+NM_QB = 4
+NM_SCALE = 5
+NM_OUT_BIAS = 6
+NET_META_SIZE = 7
+
+Int16Array = npt.NDArray[np.int16]
+Int32Array = npt.NDArray[np.int32]
+
+SQ64_TABLE = np.asarray(SQ64, dtype=np.int64)
+
+
+class NetFileError(ValueError):
+    """A net file that cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Net:
+    """A loaded net: its compiled-code arrays and a short hash of the file for ``bench``."""
+
+    net16: Int16Array
+    net_meta: Int32Array
+    hash: str
+    path: str
+
+    @property
+    def hidden(self) -> int:
+        return int(self.net_meta[NM_HIDDEN])
+
+    @property
+    def activation_name(self) -> str:
+        return ACTIVATIONS[int(self.net_meta[NM_ACTIVATION])]
+
+
+# Nets already read, by resolved path, with the file's (size, mtime) when read: the engine host
+# loads its net before forking, and every game it forks finds it here (shared pages).
+_LOADED: dict[str, tuple[tuple[int, int], Net]] = {}
+
+
+def net_for(path: str | Path) -> Net:
+    """``load_net``, reusing a net this process already read from the unchanged file."""
+    resolved = Path(path).expanduser()
+    try:
+        stat = resolved.stat()
+        key, stamp = str(resolved.resolve()), (stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        return load_net(resolved)  # raises the error naming the path
+    cached = _LOADED.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    net = load_net(resolved)
+    _LOADED[key] = (stamp, net)
+    return net
+
+
+def static_scores(position: Position, net: Net | None) -> tuple[int, int | None]:
+    """The hand-written and the net's static scores of ``position`` (side to move's view);
+    the net's is None without a net or in a variant (variants keep the hand-written terms)."""
+    board, stack, _, meta = position.arrays
+    row = int(meta[M_PLY])
+    hand = int(evaluate(board, stack, row, new_scratch()))
+    if net is None or stack[row, S_VARIANT] != VARIANT_CHESS:
+        return hand, None
+    acc = new_accumulators(net.hidden)
+    refresh(board, row, net.net16, net.net_meta, acc)
+    return hand, int(evaluate_net(stack, row, net.net16, net.net_meta, acc))
+
+
+def no_net() -> tuple[Int16Array, Int32Array]:
+    """The arrays that mean "hand-written evaluation" (``NM_ENABLED`` 0)."""
+    return np.zeros(1, dtype=np.int16), np.zeros(NET_META_SIZE, dtype=np.int32)
+
+
+def new_accumulators(hidden: int) -> Int16Array:
+    """Accumulator rows for every stack row (one row of width 1 when there is no net)."""
+    return np.zeros((STACK_SIZE, 2 * max(hidden, 0)) if hidden > 0 else (1, 1), dtype=np.int16)
+
+
+def encode_net(
+    ft_weights: npt.ArrayLike,
+    ft_bias: npt.ArrayLike,
+    out_weights: npt.ArrayLike,
+    out_bias: int,
+    *,
+    activation: int = ACT_SCRELU,
+    qa: int = 255,
+    qb: int = 64,
+    scale: int = 400,
+) -> bytes:
+    """The bytes of a net file from quantised (integer) weights; shapes are checked."""
+    w1 = np.asarray(ft_weights, dtype=np.int16)
+    hidden = w1.shape[1] if w1.ndim == 2 else 0
+    b1 = np.asarray(ft_bias, dtype=np.int16)
+    w2 = np.asarray(out_weights, dtype=np.int16)
+    if w1.shape != (FEATURES, hidden) or b1.shape != (hidden,) or w2.shape != (2 * hidden,):
+        raise ValueError(
+            f"net shapes {w1.shape}, {b1.shape}, {w2.shape} are not "
+            f"({FEATURES}, N), (N,), (2N,)"
+        )
+    header = _HEADER.pack(MAGIC, FORMAT_VERSION, hidden, activation, qa, qb, scale)
+    return (header + w1.astype("<i2").tobytes() + b1.astype("<i2").tobytes()
+            + w2.astype("<i2").tobytes() + struct.pack("<i", int(out_bias)))
+
+
+def load_net(path: str | Path) -> Net:
+    """Read and check a net file; ``NetFileError`` says what is wrong (nothing is half-loaded)."""
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise NetFileError(f"net file {name}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) < _HEADER.size:
+        raise NetFileError(
+            f"net file {name}: {len(data)} bytes is shorter than the {_HEADER.size}-byte header"
+        )
+    magic, version, hidden, activation, qa, qb, scale = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise NetFileError(f"net file {name}: not a Kibitz net (magic {magic!r})")
+    if version != FORMAT_VERSION:
+        raise NetFileError(
+            f"net file {name}: format version {version}, this engine reads {FORMAT_VERSION}"
+        )
+    if not 1 <= hidden <= MAX_HIDDEN:
+        raise NetFileError(f"net file {name}: hidden size {hidden} is outside 1..{MAX_HIDDEN}")
+    if activation not in ACTIVATIONS:
+        raise NetFileError(f"net file {name}: unknown activation {activation}")
+    if not (1 <= qa <= _MAX_QA and 1 <= qb <= _MAX_QA and 1 <= scale <= 100_000):
+        raise NetFileError(f"net file {name}: scales qa={qa} qb={qb} scale={scale} are invalid")
+    weights = FEATURES * hidden + hidden + 2 * hidden
+    expected = _HEADER.size + 2 * weights + 4
+    if len(data) != expected:
+        raise NetFileError(
+            f"net file {name}: {len(data)} bytes, but a net with N={hidden} has {expected} "
+            f"({'truncated' if len(data) < expected else 'trailing data'})"
+        )
+    net16 = np.frombuffer(data, dtype="<i2", count=weights, offset=_HEADER.size).astype(np.int16)
+    (out_bias,) = struct.unpack_from("<i", data, expected - 4)
+    net_meta = np.zeros(NET_META_SIZE, dtype=np.int32)
+    net_meta[NM_ENABLED] = 1
+    net_meta[NM_HIDDEN] = hidden
+    net_meta[NM_ACTIVATION] = activation
+    net_meta[NM_QA] = qa
+    net_meta[NM_QB] = qb
+    net_meta[NM_SCALE] = scale
+    net_meta[NM_OUT_BIAS] = out_bias
+    # read-only: the engine host loads the net before forking, so games share its pages
+    net16.flags.writeable = False
+    return Net(net16, net_meta, hashlib.sha256(data).hexdigest()[:8], name)
+
+
+# --- compiled --------------------------------------------------------------------------------
+
+
+@njit_noalloc_inline
+def feature(perspective: int, piece: int, sq: int) -> int:
+    """The input index of ``piece`` (board code) on mailbox square ``sq`` for one side."""
+    s = int(SQ64_TABLE[sq])
+    if perspective != WHITE:
+        s ^= 56
+    relation = 0 if (piece >> 3) == perspective else 1
+    return ((relation * 6 + (piece & 7) - 1) << 6) + s
+
+
+@njit_noalloc_inline
+def _add(acc: Int16Array, row: int, net16: Int16Array, hidden: int, piece: int, sq: int) -> None:
+    for side in range(2):
+        base = feature(side, piece, sq) * hidden
+        out = acc[row, side * hidden:(side + 1) * hidden]
+        w = net16[base:base + hidden]
+        for i in range(hidden):
+            out[i] += w[i]
+
+
+@njit_noalloc_inline
+def _sub(acc: Int16Array, row: int, net16: Int16Array, hidden: int, piece: int, sq: int) -> None:
+    for side in range(2):
+        base = feature(side, piece, sq) * hidden
+        out = acc[row, side * hidden:(side + 1) * hidden]
+        w = net16[base:base + hidden]
+        for i in range(hidden):
+            out[i] -= w[i]
+
+
+@njit_noalloc
+def refresh(
+    board: BoardArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
+) -> None:
+    """Accumulator row ``row`` from scratch: the bias plus every piece on ``board``."""
+    hidden = net_meta[NM_HIDDEN]
+    bias = net16[FEATURES * hidden:FEATURES * hidden + hidden]
+    for side in range(2):
+        out = acc[row, side * hidden:(side + 1) * hidden]
+        for i in range(hidden):
+            out[i] = bias[i]
+    for sq in range(21, 99):
+        piece = board[sq]
+        if piece > 0:
+            _add(acc, row, net16, hidden, piece, sq)
+
+
+@njit_noalloc_inline
+def _source_row(stack: StackArray, row: int) -> int:
+    """The row holding the accumulators of ``row``'s position: null moves change no piece."""
+    while stack[row, S_MOVE] == NULL_MOVE:
+        row -= 1
+    return row
+
+
+@njit_noalloc
+def push(
+    board: BoardArray,
+    stack: StackArray,
+    meta: MetaArray,
+    net16: Int16Array,
+    net_meta: Int32Array,
+    acc: Int16Array,
+) -> None:
+    """After ``make_move``: the new row's accumulators from its parent's and the move."""
+    row = meta[M_PLY]
+    hidden = net_meta[NM_HIDDEN]
+    parent = _source_row(stack, row - 1)
+    width = 2 * hidden
+    src = acc[parent, :width]
+    dst = acc[row, :width]
+    for i in range(width):
+        dst[i] = src[i]
+    move = stack[row, S_MOVE]
+    us = 1 - stack[row, S_SIDE]
+    frm = move & MOVE_SQ_MASK
+    to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
+    if move & FLAG_CASTLE:
+        kto, rto = castling_squares(frm, to, us)
+        king = KING | (us << 3)
+        rook = ROOK | (us << 3)
+        _sub(acc, row, net16, hidden, king, frm)
+        _sub(acc, row, net16, hidden, rook, to)
+        _add(acc, row, net16, hidden, king, kto)
+        _add(acc, row, net16, hidden, rook, rto)
+        return
+    placed = board[to]
+    moved = PAWN | (us << 3) if (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK else placed
+    _sub(acc, row, net16, hidden, moved, frm)
+    _add(acc, row, net16, hidden, placed, to)
+    if move & FLAG_CAPTURE:
+        cap_sq = to
+        if move & FLAG_EP:
+            cap_sq = to - 10 if us == WHITE else to + 10
+        _sub(acc, row, net16, hidden, stack[row, S_CAPTURED], cap_sq)
+
+
+@njit_noalloc
+def evaluate_net(
+    stack: StackArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
+) -> int:
+    """The net's score of the position at stack row ``row``, side to move's view (cp)."""
+    hidden = net_meta[NM_HIDDEN]
+    qa = net_meta[NM_QA]
+    src = _source_row(stack, row)
+    us = stack[row, S_SIDE]
+    out_base = FEATURES * hidden + hidden
+    total = 0
+    screlu = net_meta[NM_ACTIVATION] == ACT_SCRELU
+    for half in range(2):
+        side = us if half == 0 else 1 - us
+        a = acc[src, side * hidden:(side + 1) * hidden]
+        w = net16[out_base + half * hidden:out_base + (half + 1) * hidden]
+        if screlu:
+            part = np.int64(0)
+            for i in range(hidden):
+                v = np.int32(min(max(np.int32(a[i]), 0), qa))
+                part += np.int64(v * np.int32(w[i])) * v
+            total += int(part // qa)
+        else:
+            sums = np.int32(0)
+            for i in range(hidden):
+                v = np.int32(min(max(np.int32(a[i]), 0), qa))
+                sums += v * np.int32(w[i])
+            total += int(sums)
+    total += net_meta[NM_OUT_BIAS]
+    return int(total * net_meta[NM_SCALE] // (qa * net_meta[NM_QB]))

@@ -1,0 +1,243 @@
+"""The learned evaluation: incremental accumulators, inference arithmetic, net file checks."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import chess
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from engine import nnue
+from engine.board import Position, make_null, unmake_null
+from engine.constants import (
+    FLAG_CAPTURE,
+    FLAG_CASTLE,
+    FLAG_EP,
+    M_PLY,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    SQ64,
+    VARIANT_KING_OF_THE_HILL,
+    WHITE,
+)
+from engine.search import Searcher
+from engine.timeman import GoLimits, TimeBudget
+from tests.engine.uci_process import UciProcess
+
+FloatArray = npt.NDArray[np.float64]
+
+# start positions rich in castling (both wings, chess960 set-ups), en passant and promotions
+SPECIAL_FENS = (
+    "r3k2r/pPp1qppp/2n2n2/3pP3/1b4b1/2N2N2/PP1Q1PPP/R3K2R w KQkq d6 0 1",
+    "r3k2r/1P4p1/8/2pP4/8/8/1p4P1/R3K2R w KQkq c6 0 1",
+    "4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+)
+
+
+def _net_bytes(
+    rng: np.random.Generator, hidden: int, activation: int
+) -> tuple[bytes, dict[str, FloatArray]]:
+    """A small net with random float weights, quantised as the trainer does."""
+    w1 = rng.uniform(-0.25, 0.25, size=(nnue.FEATURES, hidden))
+    b1 = rng.uniform(0.0, 0.5, size=hidden)
+    w2 = rng.uniform(-1.5, 1.5, size=2 * hidden)
+    b2 = 0.03
+    qa, qb = 255, 64
+    q = {
+        "w1": np.round(w1 * qa), "b1": np.round(b1 * qa), "w2": np.round(w2 * qb),
+        "b2": np.array([round(b2 * qa * qb)], dtype=np.float64),
+    }
+    data = nnue.encode_net(q["w1"], q["b1"], q["w2"], int(q["b2"][0]), activation=activation,
+                           qa=qa, qb=qb, scale=400)
+    return data, q
+
+
+def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int) -> float:
+    """The net's score by hand: dequantised weights, float arithmetic, python-chess squares."""
+    board = chess.Board(fen)
+    hidden = q["b1"].shape[0]
+    accs = []
+    for perspective in (chess.WHITE, chess.BLACK):
+        a = q["b1"] / 255.0
+        for square, piece in board.piece_map().items():
+            relation = 0 if piece.color == perspective else 1
+            sq = square if perspective == chess.WHITE else square ^ 56
+            a = a + q["w1"][(relation * 6 + piece.piece_type - 1) * 64 + sq] / 255.0
+        accs.append(np.clip(a, 0.0, 1.0))
+    us, them = (accs[0], accs[1]) if board.turn == chess.WHITE else (accs[1], accs[0])
+    x = np.concatenate([us, them])
+    if activation == nnue.ACT_SCRELU:
+        x = x * x
+    out = float(x @ (q["w2"] / 64.0)) + float(q["b2"][0]) / (255.0 * 64.0)
+    assert x.shape == (2 * hidden,)
+    return out * 400
+
+
+@pytest.mark.parametrize("activation", [nnue.ACT_CRELU, nnue.ACT_SCRELU])
+def test_a_tiny_net_scores_as_computed_by_hand(tmp_path: Path, activation: int) -> None:
+    data, q = _net_bytes(np.random.default_rng(7), 8, activation)
+    path = tmp_path / "tiny.nnue"
+    path.write_bytes(data)
+    net = nnue.load_net(path)
+    assert net.hidden == 8 and len(net.hash) == 8
+    fens = [chess.STARTING_FEN, *SPECIAL_FENS, "4k3/8/8/8/8/8/8/3QK3 b - - 0 1"]
+    for fen in fens:
+        _, learned = nnue.static_scores(Position.from_fen(fen), net)
+        assert learned is not None
+        expected = _numpy_score(fen, q, activation)
+        # the accumulators are exact integers; only the final integer divisions round down
+        assert abs(learned - expected) <= 1.0, (fen, learned, expected)
+    # variants keep the hand-written evaluation
+    hill = Position.from_fen(chess.STARTING_FEN, variant=VARIANT_KING_OF_THE_HILL)
+    assert nnue.static_scores(hill, net)[1] is None
+
+
+def _kind(move: int) -> str:
+    if move & FLAG_CASTLE:
+        return "castle"
+    if move & FLAG_EP:
+        return "ep"
+    if (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK:
+        return "promotion"
+    if move & FLAG_CAPTURE:
+        return "capture"
+    return "quiet"
+
+
+def test_incremental_accumulators_equal_a_refresh_after_every_move(tmp_path: Path) -> None:
+    data, _ = _net_bytes(np.random.default_rng(11), 16, nnue.ACT_SCRELU)
+    path = tmp_path / "n.nnue"
+    path.write_bytes(data)
+    net = nnue.load_net(path)
+    acc = nnue.new_accumulators(net.hidden)
+    fresh = nnue.new_accumulators(net.hidden)
+    rng = random.Random(2027)
+    starts = [(chess.STARTING_FEN, False), *((fen, False) for fen in SPECIAL_FENS)]
+    starts.append(("4k3/8/8/8/1p1p1p1p/8/PPPPPPPP/4K3 w - - 0 1", False))  # en passant
+    starts += [(chess.Board.from_chess960_pos(rng.randrange(960)).fen(), True) for _ in range(4)]
+    seen: dict[str, int] = {}
+    nulls = 0
+    for fen, chess960 in starts:
+        for _ in range(3):
+            pos = Position.from_fen(fen, chess960=chess960)
+            board, stack, keys, meta = pos.arrays
+            nnue.refresh(board, int(meta[M_PLY]), net.net16, net.net_meta, acc)
+            for _ in range(80):
+                moves = pos.legal_moves()
+                if not moves:
+                    break
+                special = [m for m in moves if _kind(m) in ("castle", "ep", "promotion")]
+                move = rng.choice(special if special and rng.random() < 0.7 else moves)
+                if not pos.in_check() and rng.random() < 0.1:
+                    make_null(board, stack, keys, meta)  # costs nothing: no row is written
+                    nulls += 1
+                    moves = pos.legal_moves()
+                    if not moves:
+                        unmake_null(stack, meta)
+                        continue
+                    move = rng.choice(moves)
+                pos.push_unchecked(move)
+                seen[_kind(move)] = seen.get(_kind(move), 0) + 1
+                row = int(meta[M_PLY])
+                nnue.push(board, stack, meta, net.net16, net.net_meta, acc)
+                nnue.refresh(board, row, net.net16, net.net_meta, fresh)
+                assert np.array_equal(acc[row], fresh[row]), (fen, pos.fen(), _kind(move))
+                score = nnue.evaluate_net(stack, row, net.net16, net.net_meta, acc)
+                assert score == nnue.evaluate_net(stack, row, net.net16, net.net_meta, fresh)
+    assert nulls > 10
+    for kind in ("quiet", "capture", "castle", "ep", "promotion"):
+        assert seen.get(kind, 0) >= 5, seen
+
+
+def test_search_with_a_net_is_deterministic_and_refreshes_at_the_root(tmp_path: Path) -> None:
+    data, _ = _net_bytes(np.random.default_rng(3), 16, nnue.ACT_SCRELU)
+    path = tmp_path / "n.nnue"
+    path.write_bytes(data)
+    net = nnue.load_net(path)
+    results = []
+    for _ in range(2):
+        searcher = Searcher(1)
+        searcher.set_net(net)
+        position = Position.from_fen(SPECIAL_FENS[0])
+        results.append(searcher.think(position, GoLimits(depth=4), TimeBudget(None, None),
+                                      0.0, lambda _: None))
+    assert results[0] == results[1] and results[0].best_move is not None
+
+
+def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    good, _ = _net_bytes(np.random.default_rng(1), 4, nnue.ACT_CRELU)
+    files = {
+        "missing": (tmp_path / "absent.nnue", "cannot be read"),
+        "truncated": (tmp_path / "short.nnue", "truncated"),
+        "header": (tmp_path / "header.nnue", "shorter than"),
+        "magic": (tmp_path / "magic.nnue", "not a Kibitz net"),
+        "version": (tmp_path / "version.nnue", "format version 9"),
+        "shape": (tmp_path / "shape.nnue", "N=5"),
+        "activation": (tmp_path / "act.nnue", "unknown activation 7"),
+    }
+    files["truncated"][0].write_bytes(good[:-10])
+    files["header"][0].write_bytes(good[:12])
+    files["magic"][0].write_bytes(b"XXXXXXXX" + good[8:])
+    files["version"][0].write_bytes(good[:8] + (9).to_bytes(4, "little") + good[12:])
+    # a header claiming N=5 over N=4's weights: the wrong shape
+    files["shape"][0].write_bytes(good[:12] + (5).to_bytes(4, "little") + good[16:])
+    files["activation"][0].write_bytes(good[:16] + (7).to_bytes(4, "little") + good[20:])
+    return files
+
+
+def test_unusable_net_files_are_refused_with_the_reason(tmp_path: Path) -> None:
+    for path, reason in _bad_files(tmp_path).values():
+        with pytest.raises(nnue.NetFileError, match=reason) as caught:
+            nnue.load_net(path)
+        assert str(path) in str(caught.value)
+
+
+def test_uci_eval_file_loads_refuses_and_falls_back(tmp_path: Path) -> None:
+    data, _ = _net_bytes(np.random.default_rng(5), 8, nnue.ACT_SCRELU)
+    good = tmp_path / "good.nnue"
+    good.write_bytes(data)
+    bad = _bad_files(tmp_path)["truncated"][0]
+    engine = UciProcess()
+    try:
+        lines = engine.handshake()
+        assert any(line.startswith("option name EvalFile type string") for line in lines)
+        engine.send(f"setoption name EvalFile value {good}")
+        engine.send("position fen 4k3/8/8/8/8/8/8/3QK3 w - - 0 1")
+        engine.send("eval")
+        lines = engine.expect("info string eval net")
+        assert any("loaded: net" in line for line in lines)
+        net_line = lines[-1]
+        assert nnue.load_net(good).hash in net_line and net_line.endswith("cp (side to move)")
+        engine.send(f"setoption name EvalFile value {bad}")
+        engine.send("eval")
+        lines = engine.expect("info string eval net")
+        assert any("error" in line and "truncated" in line and "hand-written" in line
+                   for line in lines)
+        assert "none" in lines[-1]
+        engine.send("go depth 3")  # the hand-written evaluation still plays
+        assert engine.expect("bestmove")[-1].split()[1] != "(none)"
+    finally:
+        assert engine.close() == 0
+
+
+def test_feature_index_mirrors_for_black() -> None:
+    e2 = 21 + 4 + 10  # mailbox e2
+    e7 = 21 + 4 + 60
+    assert SQ64[e2] == 12
+    white_pawn = 1
+    black_pawn = 1 | 8
+    assert nnue.feature(WHITE, white_pawn, e2) == nnue.feature(1, black_pawn, e7) == 12
+    assert nnue.feature(WHITE, black_pawn, e7) == nnue.feature(1, white_pawn, e2) == 384 + 52
+
+
+def test_a_net_read_once_is_shared_until_its_file_changes(tmp_path: Path) -> None:
+    path = tmp_path / "shared.nnue"
+    path.write_bytes(_net_bytes(np.random.default_rng(2), 4, nnue.ACT_CRELU)[0])
+    first = nnue.net_for(path)
+    assert nnue.net_for(str(path)) is first  # what a forked game finds in the host's memory
+    assert not first.net16.flags.writeable
+    path.write_bytes(_net_bytes(np.random.default_rng(3), 6, nnue.ACT_CRELU)[0])
+    assert nnue.net_for(path).hidden == 6

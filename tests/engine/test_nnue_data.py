@@ -1,0 +1,37 @@
+"""The learned evaluation's training data: the record format and a self-play game."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import numpy as np
+
+from tools import nnue_data
+
+
+def test_records_round_trip_the_position_score_and_result() -> None:
+    rng = random.Random(4)
+    for fen in (chess.STARTING_FEN, "r3k2r/pPp1qppp/2n2n2/3pP3/1b4b1/2N2N2/PP1Q1PPP/R3K2R b - -",
+                "8/8/4k3/8/8/4K3/4P3/8 w - - 0 1"):
+        board = chess.Board(fen)
+        score = rng.randrange(-5000, 5000)
+        data = nnue_data.encode(board, score, 2)
+        assert len(data) == nnue_data.RECORD_BYTES == 32
+        record = np.frombuffer(data, dtype=nnue_data.RECORD_DTYPE)[0]
+        decoded = nnue_data.decode_board(record)
+        assert decoded.board_fen() == board.board_fen() and decoded.turn == board.turn
+        assert int(record["score"]) == max(-3000, min(3000, score))
+        assert int(record["result"]) == 2
+
+
+def test_a_self_play_game_keeps_only_quiet_scored_positions() -> None:
+    data, count = nnue_data.play_game(random.Random(9), 300, 2)
+    records = np.frombuffer(data, dtype=nnue_data.RECORD_DTYPE)
+    assert count == len(records) > 0
+    assert len({int(r) for r in records["result"]}) == 1  # one game, one result
+    for record in records:
+        board = nnue_data.decode_board(record)
+        assert board.is_valid() or board.status() == chess.STATUS_BAD_CASTLING_RIGHTS
+        assert not board.is_check()
+        assert abs(int(record["score"])) <= nnue_data.MAX_SCORE_CP

@@ -1,0 +1,249 @@
+"""Training data for the learned evaluation: quiet positions from fixed-node self-play.
+
+Games start from the match tool's generated openings plus random plies (``random_opening``),
+and the engine plays both sides at a fixed node count per move.  A position is kept when it is
+quiet: the side to move is not in check, the move the search chose is neither a capture nor a
+promotion, and the score is no mate.  Each kept position is written with the search score
+(side to move's view, centipawns) and, once the game ends, its result.
+
+Records are 32 bytes, little-endian (``RECORD_DTYPE``)::
+
+    occupancy  uint64    bit s set when square s (a1 = 0 .. h8 = 63) holds a piece
+    pieces     16 bytes  one nibble per occupied square, in square order, low nibble first:
+                         type - 1 (pawn 0 .. king 5) + 8 for black
+    stm        uint8     0 white to move, 1 black
+    result     uint8     white's result: 0 loss, 1 draw, 2 win
+    score      int16     the search score, side to move's view (cp)
+    pad        4 bytes
+
+One process per core (``--jobs``) plays games and appends each finished game with one write
+to the output file (``O_APPEND``: the games of different processes never interleave), so the
+run can be stopped at any point and resumed by running it again (each run draws its games
+from a seed mixed with the file's size, so a resumed run plays new games).  The file belongs
+outside the repository.
+
+    python -m tools.nnue_data --out /work/nnue-data/selfplay.bin --nodes 5000 --jobs 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import queue
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import chess
+import numpy as np
+import numpy.typing as npt
+
+RECORD_DTYPE = np.dtype([
+    ("occupancy", "<u8"), ("pieces", "u1", (16,)), ("stm", "u1"), ("result", "u1"),
+    ("score", "<i2"), ("pad", "u1", (4,)),
+])
+RECORD_BYTES = RECORD_DTYPE.itemsize
+SKIP_PLIES = 8  # the first plies after the opening are not sampled (still book-like)
+WIN_CP = 1000  # scores beyond this for WIN_PLIES plies in a row: the game is adjudicated won
+WIN_PLIES = 6
+MAX_PLIES = 300  # a game still running after this many plies is a draw
+MAX_SCORE_CP = 3000  # scores are clipped here (the int16 field, and beyond it all are wins)
+HASH_MB = 16
+RESULT_CODE = {"1-0": 2, "1/2-1/2": 1, "0-1": 0}
+PROGRESS_EVERY_S = 1.0
+BAR_WIDTH = 30
+
+Records = npt.NDArray[np.void]
+
+
+def encode(board: chess.Board, score_cp: int, result: int) -> bytes:
+    """One record: ``board``, the score from its side to move's view, white's result code."""
+    record = np.zeros(1, dtype=RECORD_DTYPE)
+    occupancy = 0
+    nibbles: list[int] = []
+    for square in range(64):
+        piece = board.piece_at(square)
+        if piece is None:
+            continue
+        occupancy |= 1 << square
+        nibbles.append(piece.piece_type - 1 + (0 if piece.color == chess.WHITE else 8))
+    packed = bytearray(16)
+    for i, nibble in enumerate(nibbles):
+        packed[i // 2] |= nibble << (4 * (i % 2))
+    record["occupancy"] = occupancy
+    record["pieces"] = np.frombuffer(bytes(packed), dtype=np.uint8)
+    record["stm"] = 0 if board.turn == chess.WHITE else 1
+    record["result"] = result
+    record["score"] = max(-MAX_SCORE_CP, min(MAX_SCORE_CP, score_cp))
+    return record.tobytes()
+
+
+def decode_board(record: np.void) -> chess.Board:
+    """The position of one record (castling and en passant are not kept: the net ignores them)."""
+    board = chess.Board(None)
+    occupancy = int(record["occupancy"])
+    packed = bytes(record["pieces"])
+    index = 0
+    for square in range(64):
+        if occupancy >> square & 1:
+            nibble = packed[index // 2] >> (4 * (index % 2)) & 15
+            board.set_piece_at(square, chess.Piece(nibble % 8 + 1, nibble < 8))
+            index += 1
+    board.turn = chess.WHITE if int(record["stm"]) == 0 else chess.BLACK
+    return board
+
+
+def read_records(path: Path) -> Records:
+    """Every whole record of a data file (a partly written last record is left out)."""
+    count = path.stat().st_size // RECORD_BYTES
+    return np.fromfile(path, dtype=RECORD_DTYPE, count=count)
+
+
+def play_game(rng: random.Random, nodes: int, random_plies: int) -> tuple[bytes, int]:
+    """One self-play game: its kept positions as records, and how many."""
+    from engine import params
+    from engine.board import Position
+    from engine.search import Searcher
+    from engine.timeman import GoLimits, TimeBudget
+    from tools.match import random_opening
+
+    board = random_opening(rng, random_plies)
+    searcher = Searcher(HASH_MB)
+    limits = GoLimits(nodes=nodes)
+    kept: list[tuple[chess.Board, int]] = []
+    white_scores: list[int] = []
+    start_ply = board.ply()
+    result = "1/2-1/2"
+    while True:
+        outcome = board.outcome(claim_draw=True)
+        if outcome is not None:
+            result = outcome.result()
+            break
+        if board.ply() - start_ply >= MAX_PLIES:
+            break
+        position = Position.from_fen(board.fen())
+        found = searcher.think(position, limits, TimeBudget(None, None), time.monotonic(),
+                               lambda _: None)
+        if found.best_move is None:
+            raise RuntimeError(f"the engine found no move in {board.fen()}")
+        move = chess.Move.from_uci(found.best_move)
+        quiet = (not board.is_check() and not board.is_capture(move)
+                 and move.promotion is None and abs(found.score) < params.MATE_BOUND)
+        if quiet and board.ply() - start_ply >= SKIP_PLIES:
+            kept.append((board.copy(stack=False), found.score))
+        white_scores.append(found.score if board.turn == chess.WHITE else -found.score)
+        recent = white_scores[-WIN_PLIES:]
+        if len(recent) == WIN_PLIES and all(s >= WIN_CP for s in recent):
+            result = "1-0"
+            break
+        if len(recent) == WIN_PLIES and all(s <= -WIN_CP for s in recent):
+            result = "0-1"
+            break
+        board.push(move)
+    code = RESULT_CODE[result]
+    return b"".join(encode(b, score, code) for b, score in kept), len(kept)
+
+
+def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int,
+            progress: mp.Queue[int]) -> None:
+    """Play games until ``games`` (0: until stopped), appending each as one write."""
+    from engine.search import warm_up
+
+    warm_up()
+    rng = random.Random(seed)
+    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        played = 0
+        while games == 0 or played < games:
+            data, count = play_game(rng, nodes, random_plies)
+            os.write(fd, data)
+            played += 1
+            progress.put(count)
+    finally:
+        os.close(fd)
+
+
+def _bar(done: int, target: int, rate: float, games: int) -> str:
+    if target > 0:
+        filled = min(BAR_WIDTH, done * BAR_WIDTH // target)
+        head = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{target}"
+    else:
+        head = f"{done}"
+    return f"\r{head} positions, {rate:.1f} positions/s, {games} games"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.nnue_data", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="file the records go to")
+    parser.add_argument("--nodes", type=int, default=5000, help="nodes per move")
+    parser.add_argument("--random-plies", type=int, default=4,
+                        help="random moves after the opening (default 4)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes, one per core (default: every core)")
+    parser.add_argument("--positions", type=int, default=0,
+                        help="stop after this many new positions (0: run until stopped)")
+    parser.add_argument("--games", type=int, default=0,
+                        help="games per process (0: run until stopped)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.nodes < 1 or args.jobs < 1 or args.random_plies < 0 or args.positions < 0 \
+            or args.games < 0:
+        raise SystemExit("--nodes and --jobs must be positive; --random-plies, --positions "
+                         "and --games at least 0")
+    from tools.match import REPO_DIR
+
+    out = args.out.resolve()
+    if out.is_relative_to(REPO_DIR):
+        raise SystemExit(f"--out {args.out}: inside the repository; data sets live outside it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    existing = out.stat().st_size if out.exists() else 0
+    if existing % RECORD_BYTES:
+        raise SystemExit(f"--out {args.out}: {existing} bytes is not a whole number of "
+                         f"{RECORD_BYTES}-byte records (not a data file, or a torn write)")
+    print(f"{out}: {existing // RECORD_BYTES} positions already", file=sys.stderr)
+    progress: mp.Queue[int] = mp.get_context("spawn").Queue()
+    context = mp.get_context("spawn")  # a fresh interpreter each: no numba state is forked
+    workers = [
+        context.Process(
+            target=_worker, daemon=True,
+            args=(str(out), hash((args.seed, job, existing)) & 0xFFFFFFFF, args.nodes,
+                  args.random_plies, args.games, progress))
+        for job in range(args.jobs)
+    ]
+    for worker in workers:
+        worker.start()
+    started = time.monotonic()
+    done = games = 0
+    try:
+        while any(w.is_alive() for w in workers) or not progress.empty():
+            try:
+                count = progress.get(timeout=PROGRESS_EVERY_S)
+            except queue.Empty:
+                count = -1
+            if count >= 0:
+                done += count
+                games += 1
+            rate = done / max(time.monotonic() - started, 1e-9)
+            print(_bar(done, args.positions, rate, games), end="", file=sys.stderr, flush=True)
+            if args.positions and done >= args.positions:
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for worker in workers:
+            worker.terminate()  # a game cut short is simply not written
+        for worker in workers:
+            worker.join()
+        print(file=sys.stderr)
+    elapsed = time.monotonic() - started
+    print(f"{done} positions in {games} games, {elapsed:.0f} s "
+          f"({done * 3600 / max(elapsed, 1e-9):.0f} positions/hour)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
