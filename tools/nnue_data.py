@@ -46,12 +46,7 @@ RECORD_DTYPE = np.dtype([
     ("score", "<i2"), ("pad", "u1", (4,)),
 ])
 RECORD_BYTES = RECORD_DTYPE.itemsize
-SKIP_PLIES = 8  # the first plies after the opening are not sampled (still book-like)
-WIN_CP = 1000  # scores beyond this for WIN_PLIES plies in a row: the game is adjudicated won
-WIN_PLIES = 6
-MAX_PLIES = 300  # a game still running after this many plies is a draw
 MAX_SCORE_CP = 3000  # scores are clipped here (the int16 field, and beyond it all are wins)
-HASH_MB = 16
 RESULT_CODE = {"1-0": 2, "1/2-1/2": 1, "0-1": 0}
 PROGRESS_EVERY_S = 1.0
 BAR_WIDTH = 30
@@ -104,47 +99,11 @@ def read_records(path: Path) -> Records:
 
 def play_game(rng: random.Random, nodes: int, random_plies: int) -> tuple[bytes, int]:
     """One self-play game: its kept positions as records, and how many."""
-    from engine import params
-    from engine.board import Position
-    from engine.search import Searcher
-    from engine.timeman import GoLimits, TimeBudget
-    from tools.match import random_opening
+    from tools import selfplay  # in the worker: the engine is imported there, not here
 
-    board = random_opening(rng, random_plies)
-    searcher = Searcher(HASH_MB)
-    limits = GoLimits(nodes=nodes)
-    kept: list[tuple[chess.Board, int]] = []
-    white_scores: list[int] = []
-    start_ply = board.ply()
-    result = "1/2-1/2"
-    while True:
-        outcome = board.outcome(claim_draw=True)
-        if outcome is not None:
-            result = outcome.result()
-            break
-        if board.ply() - start_ply >= MAX_PLIES:
-            break
-        position = Position.from_fen(board.fen())
-        found = searcher.think(position, limits, TimeBudget(None, None), time.monotonic(),
-                               lambda _: None)
-        if found.best_move is None:
-            raise RuntimeError(f"the engine found no move in {board.fen()}")
-        move = chess.Move.from_uci(found.best_move)
-        quiet = (not board.is_check() and not board.is_capture(move)
-                 and move.promotion is None and abs(found.score) < params.MATE_BOUND)
-        if quiet and board.ply() - start_ply >= SKIP_PLIES:
-            kept.append((board.copy(stack=False), found.score))
-        white_scores.append(found.score if board.turn == chess.WHITE else -found.score)
-        recent = white_scores[-WIN_PLIES:]
-        if len(recent) == WIN_PLIES and all(s >= WIN_CP for s in recent):
-            result = "1-0"
-            break
-        if len(recent) == WIN_PLIES and all(s <= -WIN_CP for s in recent):
-            result = "0-1"
-            break
-        board.push(move)
+    kept, result = selfplay.play_game(rng, nodes, random_plies)
     code = RESULT_CODE[result]
-    return b"".join(encode(b, score, code) for b, score in kept), len(kept)
+    return b"".join(encode(board, score, code) for board, score in kept), len(kept)
 
 
 def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int,

@@ -19,57 +19,20 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import chess
+from engine.search import warm_up
+from tools import selfplay
+from tools.match import REPO_DIR
 
-from engine import params
-from engine.board import Position
-from engine.search import Searcher, warm_up
-from engine.timeman import GoLimits, TimeBudget
-from tools.match import REPO_DIR, random_opening
-
-SKIP_PLIES = 8  # the first plies after the opening are not sampled (still book-like)
-WIN_CP = 1000  # a game whose scores stay beyond this for WIN_PLIES plies is adjudicated won
-WIN_PLIES = 6
-MAX_PLIES = 300  # a game still running after this many plies is a draw
-HASH_MB = 16
 RESULT_LABEL = {"1-0": "1.0", "0-1": "0.0", "1/2-1/2": "0.5"}
 
 
 def play_game(rng: random.Random, nodes: int, random_plies: int) -> tuple[list[str], str]:
     """One self-play game: (quiet positions as FEN, result '1-0' / '0-1' / '1/2-1/2')."""
-    board = random_opening(rng, random_plies)
-    searcher = Searcher(HASH_MB)
-    limits = GoLimits(nodes=nodes)
-    kept: list[str] = []
-    white_scores: list[int] = []
-    start_ply = board.ply()
-    while True:
-        outcome = board.outcome(claim_draw=True)
-        if outcome is not None:
-            return kept, outcome.result()
-        if board.ply() - start_ply >= MAX_PLIES:
-            return kept, "1/2-1/2"
-        position = Position.from_fen(board.fen())
-        result = searcher.think(position, limits, TimeBudget(None, None), time.monotonic(),
-                                lambda _: None)
-        if result.best_move is None:
-            raise RuntimeError(f"the engine found no move in {board.fen()}")
-        move = chess.Move.from_uci(result.best_move)
-        quiet = (not board.is_check() and not board.is_capture(move)
-                 and move.promotion is None and abs(result.score) < params.MATE_BOUND)
-        if quiet and board.ply() - start_ply >= SKIP_PLIES:
-            kept.append(board.fen())
-        white_scores.append(result.score if board.turn == chess.WHITE else -result.score)
-        recent = white_scores[-WIN_PLIES:]
-        if len(recent) == WIN_PLIES and all(s >= WIN_CP for s in recent):
-            return kept, "1-0"
-        if len(recent) == WIN_PLIES and all(s <= -WIN_CP for s in recent):
-            return kept, "0-1"
-        board.push(move)
+    kept, result = selfplay.play_game(rng, nodes, random_plies)
+    return [board.fen() for board, _ in kept], result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
