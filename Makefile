@@ -34,7 +34,7 @@ test: lint fairy-stockfish xboard-engines chromium
 	$(BIN)/python -m pytest -q $(ORDER)
 
 # The trainer of the learned evaluation needs PyTorch, in a venv of its own (the tests never
-# do): `make train DATA=/work/nnue-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'`.
+# do): `make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'`.
 TRAIN_VENV := .venv-train
 TORCH_VERSION := 2.13.0
 $(TRAIN_VENV)/.installed: pyproject.toml

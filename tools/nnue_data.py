@@ -22,7 +22,7 @@ run can be stopped at any point and resumed by running it again (each run draws 
 from a seed mixed with the file's size, so a resumed run plays new games).  The file belongs
 outside the repository.
 
-    python -m tools.nnue_data --out /work/nnue-data/selfplay.bin --nodes 5000 --jobs 1
+    python -m tools.nnue_data --out ~/kibitz-data/selfplay.bin --nodes 5000 --jobs 1
 """
 
 from __future__ import annotations

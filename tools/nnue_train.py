@@ -8,7 +8,7 @@ against it.  Adam with a cosine learning-rate schedule; a held-out share of the 
 positions is never trained on and its loss is printed after every epoch.  Runs on a GPU when
 one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never does.
 
-    make train DATA=/work/nnue-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'
+    make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'
 """
 
 from __future__ import annotations
