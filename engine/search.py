@@ -271,7 +271,7 @@ def _quiesce(
         # Stand pat: the side to move may decline every capture.
         if stand_pat + LAZY_MARGIN_CP > alpha:
             stand_pat = cached_evaluate(board, stack, keys, row, scratch, eval_cache,
-            net16, net_meta, acc)
+                                        net16, net_meta, acc)
         if stand_pat >= beta:
             return stand_pat
         if stand_pat > alpha:
@@ -394,7 +394,7 @@ def _negamax(
             return DRAW_SCORE
         if ply >= MAX_PLY - 1:
             return cached_evaluate(board, stack, keys, row, scratch, eval_cache,
-            net16, net_meta, acc)
+                                   net16, net_meta, acc)
         # Mate distance pruning: no line from here beats a mate already found nearer the root.
         if alpha < -MATE + ply:
             alpha = -MATE + ply
@@ -436,7 +436,7 @@ def _negamax(
         improving = False
     else:
         static_eval = cached_evaluate(board, stack, keys, row, scratch, eval_cache,
-        net16, net_meta, acc)
+                                      net16, net_meta, acc)
         evals[ply] = static_eval
         improving = ply >= 2 and static_eval > evals[ply - 2]
         if tt_bound != tt.BOUND_NONE and (
