@@ -27,10 +27,9 @@ import chess
 from bot.challenges.opponents import BOT_GAMES_PER_DAY, OpponentBook
 from bot.game.game import Game
 from bot.game.hooks import SourcedMove
-from bot.game.metrics import Metrics
 from bot.lichess.client import EVENT_STREAM_KIND, Lichess, export_path, version
 from bot.lichess.events import Challenge, GameState
-from bot.ops.status import GameTally
+from bot.ops.status import BotState, GameTally
 from bot.tournaments.desk import ArenaDesk
 from bot.watch import proctree, view
 from bot.watch.warnings import WarningRing
@@ -46,17 +45,12 @@ EVALS_KEPT: Final = 1000  # plies of evaluation kept per game (a long game's gra
 PAGE_QUEUE: Final = 256  # messages waiting for a slow page; beyond, it is disconnected
 
 
-class WatchedBot(Protocol):
-    """What the feed reads of the running bot (bot.app.Bot)."""
+class WatchedBot(BotState, Protocol):
+    """What the feed reads of the running bot (bot.app.Bot): what the status line reads, and
+    the queued challenges themselves, the client, the opponents and the arenas."""
 
     @property
-    def games(self) -> Mapping[str, Game]: ...
-    @property
     def queue(self) -> Collection[Challenge]: ...
-    @property
-    def metrics(self) -> Metrics: ...
-    @property
-    def accepting(self) -> bool: ...
     @property
     def client(self) -> Lichess: ...
     @property
