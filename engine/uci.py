@@ -161,14 +161,18 @@ def parse_position(tokens: list[str], chess960: bool, variant: int = VARIANT_CHE
     return position
 
 
+PERFT_THREAD = "perft"  # the worker thread's name while it counts
+
+
 class UciEngine:
     """One UCI session: the current position, options, the searcher and its worker thread.
 
     Commands follow Stockfish's behaviour while a search runs: ``position`` and ``setoption
     name Move Overhead`` apply to the next ``go``; a ``go`` (or ``ucinewgame``, a hash change)
-    stops the running search, which answers its ``bestmove`` first; ``isready`` answers at
-    once.  A search's final line (``bestmove``, perft's ``Nodes searched``) goes out only when
-    the engine is idle again, so a command sent on reading it never meets a running search.
+    stops the running search, which answers its ``bestmove`` first, while a ``go`` during a
+    perft waits for its count; ``isready`` answers at once.  A search's final line
+    (``bestmove``, perft's ``Nodes searched``) goes out only when the engine is idle again,
+    so a command sent on reading it never meets a running search.
     """
 
     def __init__(self, out: TextIO | None = None) -> None:
@@ -420,7 +424,11 @@ class UciEngine:
         self.position = parse_position(args, self.chess960, self.variant)
 
     def _cmd_go(self, args: list[str], received_s: float) -> None:
-        self._stop_search()  # a go during a search: that search answers first
+        # A go during a perft waits for its count (Stockfish counts on the reader thread, so
+        # each of many piped ``go perft`` is answered); a go during a search stops it, and
+        # that search answers first.
+        self._await_perft()
+        self._stop_search()
         try:
             limits, perft_depth = parse_go(args, self.error)
             if self.position is None:
@@ -436,7 +444,7 @@ class UciEngine:
         self._stop_requested.clear()
         self._perft_stop[0] = 0
         if perft_depth is not None:
-            self._start_worker(self._run_perft, (position, perft_depth), "perft")
+            self._start_worker(self._run_perft, (position, perft_depth), PERFT_THREAD)
             return
         for text in limits.searchmoves:
             try:
@@ -565,6 +573,12 @@ class UciEngine:
         """
         if last_line is not None:
             self.send(last_line)
+
+    def _await_perft(self) -> None:
+        """Wait until a running perft has sent its count (``stop`` cuts it short)."""
+        worker = self._worker
+        if worker is not None and worker.name == PERFT_THREAD:
+            worker.join()
 
     def _stop_search(self) -> None:
         """Stop the running search or perft and wait until it has answered."""

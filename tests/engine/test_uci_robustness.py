@@ -111,6 +111,19 @@ def test_perft_answers_isready_and_obeys_stop_and_quit() -> None:
         process.close()
 
 
+def test_piped_perfts_are_each_answered_and_a_go_waits_for_a_perft(engine: UciProcess) -> None:
+    engine.send("position startpos")
+    for _ in range(20):
+        engine.send("go perft 1")
+    engine.send("go perft 3")
+    engine.send("go depth 1")
+    lines = engine.expect("bestmove")
+    counts = [line for line in lines if line.startswith("Nodes searched")]
+    assert counts == ["Nodes searched: 20"] * 20 + ["Nodes searched: 8902"]
+    assert not [line for line in lines if "perft stopped" in line]
+    assert chess.Move.from_uci(_best(lines)) in chess.Board().legal_moves
+
+
 # -- defect 6 -------------------------------------------------------------------------------------
 
 
