@@ -829,17 +829,26 @@ class Searcher:
         )
 
     def _pv_text(self, position: Position) -> tuple[list[int], tuple[str, ...]]:
-        """The root PV as moves and UCI text, checked move by move for legality."""
+        """The root PV as moves and UCI text, checked move by move for legality.
+
+        The line is walked on ``position`` itself and taken back: a copy of its 2,048-ply
+        stack cost more than a short search (self-play data at a few thousand nodes).  The
+        line is no longer than a search path, which the stack always has room for.
+        """
         line = [int(m) for m in self.tables.pv[0, : self.tables.pv_len[0]]]
-        walker = position.copy()
+        board, stack, keys, meta = position.arrays
         texts: list[str] = []
         moves: list[int] = []
-        for move in line:
-            if move not in walker.legal_moves():
-                break
-            texts.append(walker.move_to_uci(move))
-            moves.append(move)
-            walker.push_unchecked(move)
+        try:
+            for move in line:
+                if move not in position.legal_moves():
+                    break
+                texts.append(position.move_to_uci(move))
+                moves.append(move)
+                make_move(board, stack, keys, meta, move)
+        finally:
+            for _ in moves:
+                unmake_move(board, stack, meta)
         return moves, tuple(texts)
 
     def think(

@@ -36,13 +36,18 @@ def play_game(rng: random.Random, nodes: int,
     kept: list[tuple[chess.Board, int]] = []
     white_scores: list[int] = []
     start_ply = board.ply()
+    # The engine's own position follows the game, so its search sees the repetitions.
+    position = Position.from_fen(board.fen())
     while True:
-        outcome = board.outcome(claim_draw=True)
+        outcome = board.outcome()
         if outcome is not None:
             return kept, outcome.result()
-        if board.ply() - start_ply >= MAX_PLIES:
+        # A draw either side may claim ends the game (the claim a referee would allow, read
+        # from the past: a claim on the move to be played is not looked for, it costs more
+        # than the search).
+        if board.is_repetition(3) or board.halfmove_clock >= 100 \
+                or board.ply() - start_ply >= MAX_PLIES:
             return kept, "1/2-1/2"
-        position = Position.from_fen(board.fen())
         found = searcher.think(position, limits, TimeBudget(None, None), time.monotonic(),
                                lambda _: None)
         if found.best_move is None:
@@ -59,3 +64,4 @@ def play_game(rng: random.Random, nodes: int,
         if len(recent) == WIN_PLIES and all(s <= -WIN_CP for s in recent):
             return kept, "0-1"
         board.push(move)
+        position.push_uci(found.best_move)
