@@ -32,6 +32,7 @@ import multiprocessing as mp
 import os
 import queue
 import random
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -134,6 +135,10 @@ def _bar(done: int, target: int, rate: float, games: int) -> str:
     return f"\r{head} positions, {rate:.1f} positions/s, {games} games"
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.nnue_data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -175,6 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     for worker in workers:
         worker.start()
+    # ``timeout`` (or systemd) stops a run with SIGTERM: end it as Ctrl-C does, workers
+    # stopped and the summary printed.
+    signal.signal(signal.SIGTERM, _interrupt)
     started = time.monotonic()
     done = games = 0
     try:
