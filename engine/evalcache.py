@@ -24,7 +24,7 @@ from engine.constants import (
 )
 from engine.evaluate import evaluate
 from engine.jit import njit_noalloc, prefetch
-from engine.nnue import NM_ENABLED, Int16Array, Int32Array, evaluate_net
+from engine.nnue import NM_ENABLED, Int16Array, Int32Array, net_score
 from engine.params import EVAL_CACHE_ENTRIES_LOG2
 
 VALUE_BITS = 20
@@ -67,7 +67,7 @@ def cached_evaluate(
     if word & _VALUE_MASK != np.uint64(0) and (word & _KEY_MASK) == (key & _KEY_MASK):
         return int(word & _VALUE_MASK) - _VALUE_OFFSET
     if net_meta[NM_ENABLED] != 0 and stack[row, S_VARIANT] == VARIANT_CHESS:
-        score = evaluate_net(stack, row, net16, net_meta, acc)
+        score = net_score(stack, row, net16, net_meta, acc)
     else:
         score = evaluate(board, stack, row, scratch)
     # Scores beyond the packed range (never seen in play) are simply not cached.

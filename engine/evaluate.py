@@ -426,6 +426,17 @@ def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
 
 
 @njit_noalloc
+def scale_drawish(stack: StackArray, ply: int, score: int) -> int:
+    """``score`` (side to move's view, from another evaluation: the net's) shrunk by the rule
+    ``evaluate`` applies to its own.  Pawnless endgames at most a minor piece up are too rare in
+    self-play for a net to learn that they are drawn."""
+    row = stack[ply]
+    if row[S_SIDE] == WHITE:
+        return _scale_drawish(row, score)
+    return -_scale_drawish(row, -score)
+
+
+@njit_noalloc
 def material_eval(stack: StackArray, ply: int) -> int:
     """Tapered material + piece-square score from the accumulators alone, side to move's view.
 

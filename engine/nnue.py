@@ -70,7 +70,7 @@ from engine.constants import (
     MetaArray,
     StackArray,
 )
-from engine.evaluate import evaluate, new_scratch
+from engine.evaluate import evaluate, new_scratch, scale_drawish
 from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.movegen import castling_squares
 
@@ -153,7 +153,7 @@ def static_scores(position: Position, net: Net | None) -> tuple[int, int | None]
         return hand, None
     acc = new_accumulators(net.hidden)
     refresh(board, row, net.net16, net.net_meta, acc)
-    return hand, int(evaluate_net(stack, row, net.net16, net.net_meta, acc))
+    return hand, int(net_score(stack, row, net.net16, net.net_meta, acc))
 
 
 def no_net() -> tuple[Int16Array, Int32Array]:
@@ -368,3 +368,12 @@ def evaluate_net(
             total += int(sums)
     total += net_meta[NM_OUT_BIAS]
     return int(total * net_meta[NM_SCALE] // (qa * net_meta[NM_QB]))
+
+
+@njit_noalloc
+def net_score(
+    stack: StackArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
+) -> int:
+    """The static score the search uses with a net: the net's, shrunk in drawish pawnless
+    endgames as the hand-written evaluation shrinks its own (``evaluate.scale_drawish``)."""
+    return scale_drawish(stack, row, evaluate_net(stack, row, net16, net_meta, acc))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from engine import nnue
+from engine import nnue, params
 from engine.board import Position, make_null, unmake_null
 from engine.constants import (
     FLAG_CAPTURE,
@@ -23,6 +24,7 @@ from engine.constants import (
     VARIANT_KING_OF_THE_HILL,
     WHITE,
 )
+from engine.psqt import MG_VALUE
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
 from tests.engine.uci_process import UciProcess
@@ -83,7 +85,8 @@ def test_a_tiny_net_scores_as_computed_by_hand(tmp_path: Path, activation: int) 
     path.write_bytes(data)
     net = nnue.load_net(path)
     assert net.hidden == 8 and len(net.hash) == 8
-    fens = [chess.STARTING_FEN, *SPECIAL_FENS, "4k3/8/8/8/8/8/8/3QK3 b - - 0 1"]
+    # pawns on both sides: never shrunk as drawish (see the test below)
+    fens = [chess.STARTING_FEN, *SPECIAL_FENS, "4k3/4p3/8/8/8/8/4P3/3QK3 b - - 0 1"]
     for fen in fens:
         _, learned = nnue.static_scores(Position.from_fen(fen), net)
         assert learned is not None
@@ -93,6 +96,46 @@ def test_a_tiny_net_scores_as_computed_by_hand(tmp_path: Path, activation: int) 
     # variants keep the hand-written evaluation
     hill = Position.from_fen(chess.STARTING_FEN, variant=VARIANT_KING_OF_THE_HILL)
     assert nnue.static_scores(hill, net)[1] is None
+
+
+def _drawish(board: chess.Board, white_score: float) -> bool:
+    """The hand-written evaluation's rule, from python-chess: the side the score favours has
+    no pawns and at most a minor piece's worth more non-pawn material."""
+    strong = white_score > 0
+    if board.pieces(chess.PAWN, strong):
+        return False
+
+    def npm(colour: bool) -> int:
+        return sum(MG_VALUE[piece.piece_type] for piece in board.piece_map().values()
+                   if piece.color == colour and piece.piece_type != chess.PAWN)
+
+    return npm(strong) - npm(not strong) <= max(MG_VALUE[chess.KNIGHT], MG_VALUE[chess.BISHOP])
+
+
+def test_the_net_score_shrinks_in_drawish_pawnless_endgames(tmp_path: Path) -> None:
+    """As the hand-written evaluation shrinks its own: no pawns and at most a minor piece up."""
+    net_path = tmp_path / "tiny.nnue"
+    shrunk_seen = kept_seen = 0
+    for seed in range(6):  # random nets favour either side; both outcomes must be seen
+        data, q = _net_bytes(np.random.default_rng(100 + seed), 8, nnue.ACT_SCRELU)
+        net_path.write_bytes(data)
+        net = nnue.load_net(net_path)
+        for fen in ("4k3/8/8/8/8/8/8/3NK3 w - - 0 1", "3bk3/8/8/8/8/8/8/3RK3 b - - 0 1",
+                    "4k3/8/8/8/8/8/8/2NNK3 w - - 0 1", "4k3/8/8/8/8/8/4P3/3NK3 b - - 0 1",
+                    "2nnk3/8/8/8/8/8/8/3QK3 w - - 0 1", "4k3/4p3/8/8/8/8/4P3/3NK3 w - - 0 1",
+                    "r3k3/pp6/8/8/8/8/PP6/R3K3 b - - 0 1"):
+            board = chess.Board(fen)
+            _, learned = nnue.static_scores(Position.from_fen(fen), net)
+            assert learned is not None
+            expected = _numpy_score(fen, q, nnue.ACT_SCRELU)
+            white = expected if board.turn == chess.WHITE else -expected
+            if _drawish(board, white):
+                expected = math.trunc(expected / params.DRAWISH_DIVISOR)
+                shrunk_seen += abs(expected) >= 2
+            else:
+                kept_seen += abs(expected) >= 2 * params.DRAWISH_DIVISOR
+            assert abs(learned - expected) <= 1.0, (seed, fen, learned, expected)
+    assert shrunk_seen >= 5 and kept_seen >= 5, (shrunk_seen, kept_seen)
 
 
 def _kind(move: int) -> str:
