@@ -16,15 +16,19 @@ def main() -> None:
         return
     if args[0] == "bench":
         from engine.bench import DEFAULT_DEPTH, run_bench
-        from engine.nnue import NetFileError, load_net
+        from engine.nnue import NetFileError, net_for
+        from engine.params import DEFAULT_EVAL_FILE
 
-        net = None
+        eval_file = DEFAULT_EVAL_FILE  # --evalfile '' benches the hand-written evaluation
         if len(args) >= 3 and args[-2] == "--evalfile":
+            eval_file = args[-1].strip()
+            args = args[:-2]
+        net = None
+        if eval_file not in ("", "<empty>"):
             try:
-                net = load_net(args[-1])
+                net = net_for(eval_file)
             except NetFileError as exc:
                 sys.exit(f"kibitz-engine bench: {exc}")
-            args = args[:-2]
         if len(args) > 2:
             sys.exit("usage: kibitz-engine bench [depth] [--evalfile NET]")
         try:

@@ -36,6 +36,8 @@ import traceback
 from pathlib import Path
 from typing import Final
 
+from engine import params  # plain constants: no numpy
+
 READY_LINE: Final = "ready"  # on stdout once the socket accepts connections
 HELLO: Final = b"engine\n"
 STDIO_FDS: Final = 3  # stdin, stdout, stderr
@@ -49,8 +51,8 @@ class HostError(RuntimeError):
 
 def warm(eval_file: str = "") -> None:
     """Load every compiled function a game uses, and the net of ``eval_file`` when given, so
-    the children inherit them loaded: a child's ``setoption name EvalFile`` with the same
-    unchanged file takes the host's copy (``engine.nnue.net_for``) and shares its pages."""
+    the children inherit them loaded: a child's default net, or its ``setoption name EvalFile``
+    with the same unchanged file, is the host's copy (``engine.nnue.net_for``): shared pages."""
     import engine.uci  # noqa: F401  (the UCI loop and everything it imports)
     from engine.board import Position
     from engine.nnue import NetFileError, net_for
@@ -264,14 +266,14 @@ SINGLE_THREADED_ENV: Final = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1
                               "MKL_NUM_THREADS": "1"}
 
 
-def main(path: str, eval_file: str = "") -> None:
-    """``kibitz-engine host SOCKET [--evalfile NET]``: warm up (with the net), listen, fork an
-    engine per connection."""
+def main(path: str, eval_file: str | None = None) -> None:
+    """``kibitz-engine host SOCKET [--evalfile NET]``: warm up (with the net: by default the
+    engine's own, ``params.DEFAULT_EVAL_FILE``), listen, fork an engine per connection."""
     if "numpy" in sys.modules:
         raise HostError("numpy was imported before the host could keep it single-threaded")
     os.environ.update(SINGLE_THREADED_ENV)
     socket_path = Path(path)
-    warm(eval_file)
+    warm(params.DEFAULT_EVAL_FILE if eval_file is None else eval_file)
     threads = thread_count()
     if threads != 1:
         raise HostError(f"{threads} threads run after warm-up; forking would be unsafe")

@@ -127,9 +127,25 @@ class Net:
 _LOADED: dict[str, tuple[tuple[int, int], Net]] = {}
 
 
+# The nets shipped with the engine (package data): ``EvalFile`` may name one by its file name.
+NETS_DIR = Path(__file__).resolve().parent / "nets"
+
+
+def resolve_eval_file(value: str | Path) -> Path:
+    """The file an ``EvalFile`` value names: the path itself, or, for a bare file name that is
+    not in the working directory, the net of that name in ``NETS_DIR`` (as Stockfish looks
+    beside its binary).  A name found nowhere is returned as given, for its error."""
+    path = Path(value).expanduser()
+    if path.exists() or path.name != str(value):
+        return path
+    shipped = NETS_DIR / path.name
+    return shipped if shipped.exists() else path
+
+
 def net_for(path: str | Path) -> Net:
-    """``load_net``, reusing a net this process already read from the unchanged file."""
-    resolved = Path(path).expanduser()
+    """``load_net``, reusing a net this process already read from the unchanged file (a bare
+    name may be a shipped net: ``resolve_eval_file``)."""
+    resolved = resolve_eval_file(path)
     try:
         stat = resolved.stat()
         key, stamp = str(resolved.resolve()), (stat.st_size, stat.st_mtime_ns)

@@ -92,6 +92,11 @@ PASSED_KING_MIN_RANK = 3
 PASSED_ENEMY_KING_EG = 5
 PASSED_OWN_KING_EG = 2
 
+# --- learned evaluation ----------------------------------------------------------------------
+# The net the engine plays chess with unless ``EvalFile`` says otherwise: a bare file name is
+# looked up in ``engine/nets/`` (shipped with the package); "" is the hand-written evaluation.
+DEFAULT_EVAL_FILE = ""
+
 # --- move ordering ---------------------------------------------------------------------------
 HISTORY_MAX = 16384  # history scores are kept within +-HISTORY_MAX
 HISTORY_BONUS_MAX = 400  # a cutoff adds depth^2 to the move's history, at most this

@@ -25,7 +25,7 @@ from engine.board import FenError, Position
 from engine.constants import VARIANT_CHESS, VARIANT_KING_OF_THE_HILL, VARIANT_THREE_CHECK
 from engine.jit import uncompiled
 from engine.nnue import static_scores
-from engine.params import DEFAULT_MOVE_OVERHEAD_MS
+from engine.params import DEFAULT_EVAL_FILE, DEFAULT_MOVE_OVERHEAD_MS
 from engine.perft import divide_lines
 from engine.search import Iteration, Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget, plan
@@ -183,7 +183,7 @@ class UciEngine:
         self.ponder = False
         self.chess960 = False
         self.variant = VARIANT_CHESS
-        self.eval_file = ""  # empty: the hand-written evaluation
+        self.eval_file = DEFAULT_EVAL_FILE  # empty: the hand-written evaluation
         self.net: nnue.Net | None = None
         # None after a rejected ``position``: ``go`` must not answer for an older position
         self.position: Position | None = Position.startpos()
@@ -227,6 +227,13 @@ class UciEngine:
     def _warm(self) -> None:
         """Load (or compile) the search and allocate the hash table, off the reader thread."""
         warm_up()
+        if self.eval_file and self.net is None:
+            try:
+                self.net = nnue.net_for(self.eval_file)
+            except nnue.NetFileError as exc:  # the default net missing: say so, play on
+                self.eval_file = ""
+                self.send(f"info string error EvalFile: {exc}; using the hand-written "
+                          "evaluation")
         _ = self.searcher
 
     def wait_warm(self, timeout_s: float | None = None) -> bool:
@@ -300,7 +307,7 @@ class UciEngine:
         )
         self.send("option name Ponder type check default false")
         self.send("option name UCI_Chess960 type check default false")
-        self.send("option name EvalFile type string default <empty>")
+        self.send(f"option name EvalFile type string default {self.eval_file or '<empty>'}")
         names = " ".join(f"var {name}" for name in UCI_VARIANTS)
         self.send(f"option name UCI_Variant type combo default chess {names}")
         self.send("uciok")

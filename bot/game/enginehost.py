@@ -44,7 +44,8 @@ class EngineHost:
 
     def __init__(self, path: Path, eval_file: str = "") -> None:
         self.path = path
-        self.eval_file = eval_file  # the net the host loads before forking (empty: none)
+        # the net the host loads before forking (empty: the engine's default net, if any)
+        self.eval_file = eval_file
         self._process: asyncio.subprocess.Process | None = None
 
     @property

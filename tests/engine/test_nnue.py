@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import random
 from pathlib import Path
@@ -12,6 +13,7 @@ import numpy.typing as npt
 import pytest
 
 from engine import nnue, params
+from engine import uci as uci_module
 from engine.board import Position, make_null, unmake_null
 from engine.constants import (
     FLAG_CAPTURE,
@@ -27,6 +29,7 @@ from engine.constants import (
 from engine.psqt import MG_VALUE
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
+from engine.uci import UciEngine
 from tests.engine.uci_process import UciProcess
 
 FloatArray = npt.NDArray[np.float64]
@@ -284,3 +287,35 @@ def test_a_net_read_once_is_shared_until_its_file_changes(tmp_path: Path) -> Non
     assert not first.net16.flags.writeable
     path.write_bytes(_net_bytes(np.random.default_rng(3), 6, nnue.ACT_CRELU)[0])
     assert nnue.net_for(path).hidden == 6
+
+
+def test_a_default_net_is_found_by_name_and_a_missing_one_leaves_the_hand_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "nets"
+    shipped.mkdir()
+    data, _ = _net_bytes(np.random.default_rng(5), 8, nnue.ACT_SCRELU)
+    (shipped / "shipped.nnue").write_bytes(data)
+    net = nnue.load_net(shipped / "shipped.nnue")
+    monkeypatch.setattr(nnue, "NETS_DIR", shipped)
+    monkeypatch.chdir(tmp_path)  # the bare name is not in the working directory
+    assert nnue.resolve_eval_file("shipped.nnue") == shipped / "shipped.nnue"
+    assert nnue.resolve_eval_file("./shipped.nnue") == Path("shipped.nnue")  # a path stays
+
+    def session(default: str) -> str:
+        monkeypatch.setattr(uci_module, "DEFAULT_EVAL_FILE", default)
+        out = io.StringIO()
+        engine = UciEngine(out)
+        for line in ("uci", "isready", "eval", "setoption name EvalFile value <empty>", "eval"):
+            engine.handle(line)
+        engine.handle("quit")
+        return out.getvalue()
+
+    text = session("shipped.nnue")
+    assert "option name EvalFile type string default shipped.nnue" in text
+    first, second = text.split("info string eval net", 1)[1], text.rsplit("eval net", 1)[1]
+    assert first.split()[0] == net.hash and "none (EvalFile is empty)" in second
+    assert "info string error" not in text
+    text = session("absent.nnue")
+    assert "info string error EvalFile: net file absent.nnue: cannot be read" in text
+    assert "info string eval net none" in text
