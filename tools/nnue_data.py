@@ -23,6 +23,8 @@ from a seed mixed with the file's size, so a resumed run plays new games).  The 
 outside the repository.
 
     python -m tools.nnue_data --out ~/kibitz-data/selfplay.bin --nodes 5000 --jobs 1
+
+With ``--evalfile NET`` both sides play with that net: the data of the next generation.
 """
 
 from __future__ import annotations
@@ -98,16 +100,20 @@ def read_records(path: Path) -> Records:
     return np.fromfile(path, dtype=RECORD_DTYPE, count=count)
 
 
-def play_game(rng: random.Random, nodes: int, random_plies: int) -> tuple[bytes, int]:
-    """One self-play game: its kept positions as records, and how many."""
-    from tools import selfplay  # in the worker: the engine is imported there, not here
+def play_game(rng: random.Random, nodes: int, random_plies: int,
+              eval_file: str = "") -> tuple[bytes, int]:
+    """One self-play game (with the net of ``eval_file``, or the hand-written evaluation when
+    it is empty): its kept positions as records, and how many."""
+    from engine.nnue import net_for  # in the worker: the engine is imported there, not here
+    from tools import selfplay
 
-    kept, result = selfplay.play_game(rng, nodes, random_plies)
+    net = net_for(eval_file) if eval_file else None  # read once per process
+    kept, result = selfplay.play_game(rng, nodes, random_plies, net)
     code = RESULT_CODE[result]
     return b"".join(encode(board, score, code) for board, score in kept), len(kept)
 
 
-def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int,
+def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int, eval_file: str,
             progress: mp.Queue[int]) -> None:
     """Play games until ``games`` (0: until stopped), appending each as one write."""
     from engine.search import warm_up
@@ -118,7 +124,7 @@ def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int,
     try:
         played = 0
         while games == 0 or played < games:
-            data, count = play_game(rng, nodes, random_plies)
+            data, count = play_game(rng, nodes, random_plies, eval_file)
             os.write(fd, data)
             played += 1
             progress.put(count)
@@ -152,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="stop after this many new positions (0: run until stopped)")
     parser.add_argument("--games", type=int, default=0,
                         help="games per process (0: run until stopped)")
+    parser.add_argument("--evalfile", default="",
+                        help="play with this net (a path, or the name of a shipped net) "
+                             "instead of the hand-written evaluation: the next generation's data")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.nodes < 1 or args.jobs < 1 or args.random_plies < 0 or args.positions < 0 \
@@ -168,6 +177,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if existing % RECORD_BYTES:
         raise SystemExit(f"--out {args.out}: {existing} bytes is not a whole number of "
                          f"{RECORD_BYTES}-byte records (not a data file, or a torn write)")
+    if args.evalfile:
+        from engine.nnue import NetFileError, net_for
+
+        try:  # refused here, with its reason, rather than in every worker
+            net = net_for(args.evalfile)
+        except NetFileError as exc:
+            raise SystemExit(f"--evalfile: {exc}") from None
+        print(f"playing with net {net.hash} ({args.evalfile})", file=sys.stderr)
     print(f"{out}: {existing // RECORD_BYTES} positions already", file=sys.stderr)
     progress: mp.Queue[int] = mp.get_context("spawn").Queue()
     context = mp.get_context("spawn")  # a fresh interpreter each: no numba state is forked
@@ -175,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         context.Process(
             target=_worker, daemon=True,
             args=(str(out), hash((args.seed, job, existing)) & 0xFFFFFFFF, args.nodes,
-                  args.random_plies, args.games, progress))
+                  args.random_plies, args.games, args.evalfile, progress))
         for job in range(args.jobs)
     ]
     for worker in workers:

@@ -15,6 +15,7 @@ import chess
 
 from engine import params
 from engine.board import Position
+from engine.nnue import Net
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
 from tools.match import random_opening
@@ -26,12 +27,14 @@ MAX_PLIES = 300  # a game still running after this many plies is a draw
 HASH_MB = 16
 
 
-def play_game(rng: random.Random, nodes: int,
-              random_plies: int) -> tuple[list[tuple[chess.Board, int]], str]:
+def play_game(rng: random.Random, nodes: int, random_plies: int,
+              net: Net | None = None) -> tuple[list[tuple[chess.Board, int]], str]:
     """One game from a random opening: its quiet positions, each with the search score (the
-    side to move's view, centipawns), and the result ('1-0', '0-1' or '1/2-1/2')."""
+    side to move's view, centipawns), and the result ('1-0', '0-1' or '1/2-1/2').  Both sides
+    evaluate with ``net``, or with the hand-written evaluation (None)."""
     board = random_opening(rng, random_plies)
     searcher = Searcher(HASH_MB)
+    searcher.set_net(net)
     limits = GoLimits(nodes=nodes)
     kept: list[tuple[chess.Board, int]] = []
     white_scores: list[int] = []

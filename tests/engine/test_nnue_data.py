@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import chess
 import numpy as np
+import pytest
 
+from engine import nnue
 from tools import nnue_data
 
 
@@ -35,3 +38,19 @@ def test_a_self_play_game_keeps_only_quiet_scored_positions() -> None:
         assert board.is_valid() or board.status() == chess.STATUS_BAD_CASTLING_RIGHTS
         assert not board.is_check()
         assert abs(int(record["score"])) <= nnue_data.MAX_SCORE_CP
+
+
+def test_a_game_with_a_net_is_played_by_the_net(tmp_path: Path) -> None:
+    """The same opening and node count with a net (``--evalfile``): other scores, because the
+    net evaluates instead of the hand-written terms."""
+    net = tmp_path / "tiny.nnue"
+    rng = np.random.default_rng(2)
+    net.write_bytes(nnue.encode_net(np.round(rng.uniform(-60, 60, (nnue.FEATURES, 8))),
+                                    np.full(8, 100.0), np.round(rng.uniform(-90, 90, 16)), 0,
+                                    activation=nnue.ACT_SCRELU, qa=255, qb=64, scale=400))
+    hand, _ = nnue_data.play_game(random.Random(9), 300, 2)
+    learned, count = nnue_data.play_game(random.Random(9), 300, 2, str(net))
+    assert count > 0 and learned != hand
+    with pytest.raises(SystemExit, match=r"--evalfile: net file .*absent\.nnue: cannot be read"):
+        nnue_data.main(["--out", str(tmp_path / "d.bin"), "--evalfile",
+                        str(tmp_path / "absent.nnue")])
