@@ -95,7 +95,7 @@ PASSED_OWN_KING_EG = 2
 # --- learned evaluation ----------------------------------------------------------------------
 # The net the engine plays chess with unless ``EvalFile`` says otherwise: a bare file name is
 # looked up in ``engine/nets/`` (shipped with the package); "" is the hand-written evaluation.
-DEFAULT_EVAL_FILE = ""
+DEFAULT_EVAL_FILE = "kibitz-2.nnue"
 
 # --- move ordering ---------------------------------------------------------------------------
 HISTORY_MAX = 16384  # history scores are kept within +-HISTORY_MAX
