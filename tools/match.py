@@ -712,6 +712,14 @@ def make_spec(command_text: str, name: str | None, protocol: str | None,
     return dataclasses.replace(spec, name=name or command_text, options=dict(options))
 
 
+def check_installed(spec: EngineSpec) -> None:
+    """Refuse an engine whose program is nowhere, before the match starts a game with it."""
+    program = spec.command[0]
+    if shutil.which(program) is None and not (Path(spec.cwd or ".") / program).is_file():
+        hint = " (`make opponents` installs Debian's)" if program.startswith("/usr/games/") else ""
+        raise SystemExit(f"engine {spec.name!r}: {program} is not installed{hint}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # XBoard engines print lines the protocol does not define ('tellics ...'): not news
@@ -730,6 +738,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         make_spec(args.engine1, args.name1, args.proto1, args.option1, args.bench1),
         make_spec(args.engine2, args.name2, args.proto2, args.option2, args.bench2),
     )
+    for spec in specs:
+        check_installed(spec)
     if specs[0].name == specs[1].name:
         specs = (dataclasses.replace(specs[0], name=specs[0].name + "-1"),
                  dataclasses.replace(specs[1], name=specs[1].name + "-2"))

@@ -26,6 +26,7 @@ from tools.match import (
     elo_estimate,
     export_revision,
     load_openings,
+    main,
     parse_bench,
     parse_option,
     parse_time_control,
@@ -351,3 +352,13 @@ def test_pooling_names_a_log_it_cannot_read(
     with pytest.raises(SystemExit):
         sprt_pool(["--sprt", "0", "10", "0.05", "0.05", str(tmp_path / "missing.log")])
     assert "missing.log" in capsys.readouterr().err
+
+
+def test_an_engine_that_is_not_installed_is_refused_by_name(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-engine")
+    with pytest.raises(SystemExit, match=r"engine 'absent': .*no-such-engine is not installed"):
+        main(["--engine1", "kibitz", "--engine2", missing, "--name2", "absent", "--games", "2",
+              "--no-bench"])
+    with pytest.raises(SystemExit, match=r"/usr/games/no-such-engine is not installed "
+                                         r"\(`make opponents`"):
+        main(["--engine1", "/usr/games/no-such-engine", "--engine2", "kibitz", "--no-bench"])
