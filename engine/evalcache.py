@@ -16,7 +16,6 @@ import numpy as np
 
 from engine.constants import (
     S_VARIANT,
-    VARIANT_CHESS,
     BoardArray,
     Int64Array,
     KeyArray,
@@ -25,13 +24,14 @@ from engine.constants import (
 from engine.evaluate import evaluate
 from engine.jit import njit_noalloc, prefetch
 from engine.nnue import NM_ENABLED, Int16Array, Int32Array, net_score
-from engine.params import EVAL_CACHE_ENTRIES_LOG2
+from engine.params import EVAL_CACHE_ENTRIES_LOG2, NET_PLAYS_VARIANT
 
 VALUE_BITS = 20
 _VALUE_OFFSET = 1 << (VALUE_BITS - 1)
 _VALUE_MASK = np.uint64((1 << VALUE_BITS) - 1)
 _KEY_MASK = ~_VALUE_MASK
 _OFFSET = np.uint64(_VALUE_OFFSET)
+_NET_PLAYS = np.array(NET_PLAYS_VARIANT, dtype=np.bool_)
 
 
 def new_cache(entries_log2: int = EVAL_CACHE_ENTRIES_LOG2) -> KeyArray:
@@ -60,13 +60,14 @@ def cached_evaluate(
     acc: Int16Array,
 ) -> int:
     """The static score of the position at stack row ``row``, through the cache: the net's
-    when one is loaded (``engine.nnue``; chess only), else ``evaluate``'s."""
+    when one is loaded (``engine.nnue``) and plays these rules (``NET_PLAYS_VARIANT``), else
+    ``evaluate``'s."""
     key = keys[row]
     index = key & np.uint64(cache.shape[0] - 1)
     word = cache[index]
     if word & _VALUE_MASK != np.uint64(0) and (word & _KEY_MASK) == (key & _KEY_MASK):
         return int(word & _VALUE_MASK) - _VALUE_OFFSET
-    if net_meta[NM_ENABLED] != 0 and stack[row, S_VARIANT] == VARIANT_CHESS:
+    if net_meta[NM_ENABLED] != 0 and _NET_PLAYS[stack[row, S_VARIANT]]:
         score = net_score(stack, row, net16, net_meta, acc)
     else:
         score = evaluate(board, stack, row, scratch)

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from engine import params
 from engine.board import Position
 from engine.constants import (
     FLAG_CAPTURE,
@@ -73,6 +74,7 @@ from engine.constants import (
 from engine.evaluate import evaluate, new_scratch, scale_drawish
 from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.movegen import castling_squares
+from engine.variant import variant_eval_white
 
 MAGIC = b"KBZNNUE\0"
 FORMAT_VERSION = 1
@@ -161,11 +163,11 @@ def net_for(path: str | Path) -> Net:
 
 def static_scores(position: Position, net: Net | None) -> tuple[int, int | None]:
     """The hand-written and the net's static scores of ``position`` (side to move's view);
-    the net's is None without a net or in a variant (variants keep the hand-written terms)."""
+    the net's is None without a net or in a variant it does not play (``NET_PLAYS_VARIANT``)."""
     board, stack, _, meta = position.arrays
     row = int(meta[M_PLY])
     hand = int(evaluate(board, stack, row, new_scratch()))
-    if net is None or stack[row, S_VARIANT] != VARIANT_CHESS:
+    if net is None or not params.NET_PLAYS_VARIANT[int(stack[row, S_VARIANT])]:
         return hand, None
     acc = new_accumulators(net.hidden)
     refresh(board, row, net.net16, net.net_meta, acc)
@@ -391,5 +393,10 @@ def net_score(
     stack: StackArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
 ) -> int:
     """The static score the search uses with a net: the net's, shrunk in drawish pawnless
-    endgames as the hand-written evaluation shrinks its own (``evaluate.scale_drawish``)."""
-    return scale_drawish(stack, row, evaluate_net(stack, row, net16, net_meta, acc))
+    endgames as the hand-written evaluation shrinks its own (``evaluate.scale_drawish``), plus
+    the variant's term in three-check and king of the hill (the net knows only chess)."""
+    score = scale_drawish(stack, row, evaluate_net(stack, row, net16, net_meta, acc))
+    if stack[row, S_VARIANT] != VARIANT_CHESS:
+        term = variant_eval_white(stack, row)
+        score += term if stack[row, S_SIDE] == WHITE else -term
+    return score

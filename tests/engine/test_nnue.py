@@ -24,6 +24,7 @@ from engine.constants import (
     MOVE_PROMO_SHIFT,
     SQ64,
     VARIANT_KING_OF_THE_HILL,
+    VARIANT_THREE_CHECK,
     WHITE,
 )
 from engine.psqt import MG_VALUE
@@ -96,9 +97,48 @@ def test_a_tiny_net_scores_as_computed_by_hand(tmp_path: Path, activation: int) 
         expected = _numpy_score(fen, q, activation)
         # the accumulators are exact integers; only the final integer divisions round down
         assert abs(learned - expected) <= 1.0, (fen, learned, expected)
-    # variants keep the hand-written evaluation
-    hill = Position.from_fen(chess.STARTING_FEN, variant=VARIANT_KING_OF_THE_HILL)
-    assert nnue.static_scores(hill, net)[1] is None
+
+
+# Positions where the variant's term is not 0: white's king a step from the hill; white has
+# given two checks (python-chess's "remaining checks" field: 1 left for white, 3 for black).
+VARIANT_FENS = [
+    ("rnbqkbnr/pppppppp/8/8/8/4K3/PPPPPPPP/RNBQ1BNR b kq - 0 1", VARIANT_KING_OF_THE_HILL),
+    ("rnbqkbnr/pppppppp/8/8/8/4K3/PPPPPPPP/RNBQ1BNR w kq - 0 1", VARIANT_KING_OF_THE_HILL),
+    ("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 1+3 0 2", VARIANT_THREE_CHECK),
+]
+
+
+def _net_score(position: Position, net: nnue.Net) -> int:
+    """The search's score of ``position`` with ``net``, whatever rules the net plays."""
+    board, stack, _, meta = position.arrays
+    row = int(meta[M_PLY])
+    acc = nnue.new_accumulators(net.hidden)
+    nnue.refresh(board, row, net.net16, net.net_meta, acc)
+    return int(nnue.net_score(stack, row, net.net16, net.net_meta, acc))
+
+
+@pytest.mark.parametrize(("fen", "variant"), VARIANT_FENS)
+def test_in_a_variant_the_net_score_gets_the_variant_term(
+    tmp_path: Path, fen: str, variant: int
+) -> None:
+    """The net knows only chess: in three-check and king of the hill its score gets the same
+    variant term the hand-written evaluation adds to its own.  Where the net does not play
+    the variant (``NET_PLAYS_VARIANT``), ``eval`` shows the hand-written score alone."""
+    data, _ = _net_bytes(np.random.default_rng(11), 8, nnue.ACT_SCRELU)
+    path = tmp_path / "tiny.nnue"
+    path.write_bytes(data)
+    net = nnue.load_net(path)
+    chess_position = Position.from_fen(" ".join(part for part in fen.split() if "+" not in part))
+    variant_position = Position.from_fen(fen, variant=variant)
+    term = nnue.static_scores(variant_position, net)[0] - nnue.static_scores(chess_position,
+                                                                             net)[0]
+    assert term != 0
+    assert _net_score(variant_position, net) - _net_score(chess_position, net) == term
+    shown = nnue.static_scores(variant_position, net)[1]
+    if params.NET_PLAYS_VARIANT[variant]:
+        assert shown == _net_score(variant_position, net)
+    else:
+        assert shown is None
 
 
 def _drawish(board: chess.Board, white_score: float) -> bool:
