@@ -33,6 +33,7 @@ import random
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -107,6 +108,7 @@ ENGINE_ALIASES: dict[str, tuple[list[str], str, bool]] = {
 }
 KIBITZ_AT = "kibitz@"  # kibitz@REV: the engine as it was at git revision REV
 BENCH_TIMEOUT_S = 600.0
+STOPPED_EXIT = 130  # a match stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 SPRT_MAX_GAMES = 20000  # an SPRT stops long before this unless the Elo sits between its bounds
 
 
@@ -177,6 +179,7 @@ class Tally:
     llr: float = 0.0  # SPRT: the log-likelihood ratio after the last completed pair
     verdict: str | None = None  # SPRT: "H1" or "H0" once the LLR has left its bounds
     verdict_games: int = 0  # games counted when the verdict came
+    stopped: bool = False  # Ctrl-C or SIGTERM ended the match: the games finished are counted
 
     @property
     def games(self) -> int:
@@ -398,13 +401,16 @@ def bench_signature(spec: EngineSpec, timeout_s: float = BENCH_TIMEOUT_S) -> tup
 
 
 class Seat:
-    """One engine process for one worker; reopened if it dies."""
+    """One engine process for one worker; reopened if it dies, until the match is stopped."""
 
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
         self.engine: chess.engine.SimpleEngine | None = None
+        self.closed = threading.Event()
 
     def get(self) -> chess.engine.SimpleEngine:
+        if self.closed.is_set():
+            raise chess.engine.EngineTerminatedError("the match was stopped")
         if self.engine is None:
             self.engine = open_engine(self.spec)
             self.engine.ping()  # let it load or compile before any clock runs
@@ -416,6 +422,12 @@ class Seat:
             with contextlib.suppress(Exception):
                 self.engine.close()
             self.engine = None
+
+    def close(self) -> None:
+        """The match is stopping: quit the engine (a game it is playing ends at once) and
+        open no other."""
+        self.closed.set()
+        self.discard()
 
 
 def _white_pov(score: chess.engine.PovScore | None) -> int | None:
@@ -531,7 +543,9 @@ def run_match(
 
     Games are started one by one as workers free up (never more than ``concurrency`` at a
     time), so a test that stops early has started only the games it needed; games already
-    running when the verdict comes are played out and counted.
+    running when the verdict comes are played out and counted.  Ctrl-C (or SIGTERM, as
+    ``main`` sets it up) stops the match: the games finished so far are the result
+    (``Tally.stopped``), the engines of the games still running quit at once.
     """
     schedule: Iterator[tuple[int, Opening, bool]] = (
         (i, openings[(i // 2) % len(openings)], i % 2 == 0) for i in range(games)
@@ -564,30 +578,16 @@ def run_match(
 
             for _ in range(concurrency):
                 start_next()
-            while running:
-                done, _ = concurrent.futures.wait(
-                    running, return_when=concurrent.futures.FIRST_COMPLETED
-                )
-                for future in done:
-                    running.discard(future)
-                    result = future.result()
-                    pair_done = tally.add(result)
-                    if pgn_file is not None:
-                        print(result.game, file=pgn_file, end="\n\n", flush=True)
-                    colour = "white" if result.engine1_white else "black"
-                    line = (f"game {result.index + 1:3d} {result.opening:24s} {specs[0].name} "
-                            f"{colour}: {result.result:7s} ({result.termination})  "
-                            f"score {tally.wins}-{tally.losses}-{tally.draws}")
-                    if sprt is not None and pair_done:
-                        tally.llr = llr(tally.pentanomial, sprt.elo0, sprt.elo1, sprt.model)
-                        line += f"  LLR {tally.llr:+.2f}"
-                        if tally.verdict is None:
-                            tally.verdict = sprt.verdict(tally.llr)
-                            if tally.verdict is not None:
-                                tally.verdict_games = tally.games
-                    print(line, file=out, flush=True)
-                    if tally.verdict is None:
-                        start_next()
+            try:
+                _collect(running, start_next, tally, specs, pgn_file, out, sprt)
+            except KeyboardInterrupt:
+                tally.stopped = True
+                for future in running:
+                    future.cancel()
+                with lock:
+                    for pair in all_seats:
+                        for seat in pair:
+                            seat.close()
     finally:
         if pgn_file is not None:
             pgn_file.close()
@@ -597,12 +597,51 @@ def run_match(
     return tally
 
 
+def _collect(
+    running: set[concurrent.futures.Future[GameResult]],
+    start_next: Callable[[], None],
+    tally: Tally,
+    specs: tuple[EngineSpec, EngineSpec],
+    pgn_file: TextIO | None,
+    out: TextIO,
+    sprt: SprtSpec | None,
+) -> None:
+    """Count the games as they finish, printing a line for each, and start the next ones
+    until none is left (or the SPRT has its verdict)."""
+    while running:
+        done, _ = concurrent.futures.wait(
+            running, return_when=concurrent.futures.FIRST_COMPLETED
+        )
+        for future in done:
+            running.discard(future)
+            result = future.result()
+            pair_done = tally.add(result)
+            if pgn_file is not None:
+                print(result.game, file=pgn_file, end="\n\n", flush=True)
+            colour = "white" if result.engine1_white else "black"
+            line = (f"game {result.index + 1:3d} {result.opening:24s} {specs[0].name} "
+                    f"{colour}: {result.result:7s} ({result.termination})  "
+                    f"score {tally.wins}-{tally.losses}-{tally.draws}")
+            if sprt is not None and pair_done:
+                tally.llr = llr(tally.pentanomial, sprt.elo0, sprt.elo1, sprt.model)
+                line += f"  LLR {tally.llr:+.2f}"
+                if tally.verdict is None:
+                    tally.verdict = sprt.verdict(tally.llr)
+                    if tally.verdict is not None:
+                        tally.verdict_games = tally.games
+            print(line, file=out, flush=True)
+            if tally.verdict is None:
+                start_next()
+
+
 def sprt_report(tally: Tally, sprt: SprtSpec) -> str:
     pairs = "[" + ", ".join(str(n) for n in tally.pentanomial) + "]"
     if tally.verdict == "H1":
         outcome = f"H1 accepted: passed after {tally.verdict_games} games"
     elif tally.verdict == "H0":
         outcome = f"H0 accepted: failed after {tally.verdict_games} games"
+    elif tally.stopped:
+        outcome = f"no verdict after {tally.games} games (the match was stopped)"
     else:
         outcome = f"no verdict after {tally.games} games (the game limit came first)"
     return "\n".join([
@@ -614,6 +653,8 @@ def sprt_report(tally: Tally, sprt: SprtSpec) -> str:
 
 
 def report(tally: Tally, specs: tuple[EngineSpec, EngineSpec]) -> str:
+    if tally.games == 0:
+        return f"{specs[0].name} vs {specs[1].name}: no game finished"
     elo, low, high = elo_estimate(tally.wins, tally.draws, tally.losses)
     points = tally.wins + 0.5 * tally.draws
     if points in (0, tally.games):
@@ -765,11 +806,23 @@ def main(argv: Sequence[str] | None = None) -> int:
           flush=True)
     if sprt is not None:
         print(sprt.describe(), flush=True)
-    tally = run_match(specs, openings, games, config, args.concurrency, args.pgn, sprt=sprt)
+    # ``timeout`` (or systemd) stops a match with SIGTERM: end it as Ctrl-C does, with the
+    # result of the games finished so far
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        tally = run_match(specs, openings, games, config, args.concurrency, args.pgn, sprt=sprt)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if tally.stopped:
+        print(f"stopped after {tally.games} of {limit} games: the result of those", flush=True)
     print(report(tally, specs), flush=True)
     if sprt is not None:
         print(sprt_report(tally, sprt), flush=True)
-    return 0
+    return STOPPED_EXIT if tally.stopped else 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

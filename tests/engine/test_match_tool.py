@@ -6,8 +6,10 @@ import argparse
 import dataclasses
 import io
 import math
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import chess
@@ -32,6 +34,7 @@ from tools.match import (
     parse_time_control,
     parse_variant,
     play_game,
+    report,
     resolve_engine,
     run_match,
     sprt_report,
@@ -209,6 +212,38 @@ def test_sprt_without_verdict_stops_at_the_game_limit() -> None:
     assert tally.verdict is None and tally.games == 20
     assert tally.pentanomial == [0, 0, 10, 0, 0]
     assert "no verdict after 20 games" in sprt_report(tally, spec)
+
+
+def test_a_stopped_match_counts_the_games_finished_and_quits_the_running_ones() -> None:
+    """Ctrl-C (SIGINT; ``main`` turns SIGTERM into the same) during game 5: games 1-4 are the
+    result, the running game's engines are closed and no other game starts."""
+    stopped_at = 4
+    seen: list[int] = []
+    closed: list[bool] = []
+
+    def play(index: int, opening: Opening, engine1_white: bool, seats: tuple[Seat, Seat],
+             config: MatchConfig) -> GameResult:
+        seen.append(index)
+        if index == stopped_at:
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+            # a real game ends when its engine quits; this one ends when its seat is closed
+            closed.append(seats[0].closed.wait(timeout=60) and seats[1].closed.is_set())
+        return GameResult(index, opening.name, engine1_white, "1-0", "scripted",
+                          chess.pgn.Game())
+
+    spec = SprtSpec(0, 10, 0.05, 0.05)
+    tally = run_match(SPECS, load_openings(None), 100, CONFIG, 1, None, out=io.StringIO(),
+                      sprt=spec, play=play)
+    assert tally.stopped and closed == [True]
+    assert seen == list(range(stopped_at + 1))
+    assert tally.games == stopped_at and tally.wins == 2 and tally.losses == 2
+    assert "no verdict after 4 games (the match was stopped)" in sprt_report(tally, spec)
+    assert "+2 -2 =0" in report(tally, SPECS)
+
+
+def test_a_match_stopped_before_any_game_finished_reports_that() -> None:
+    tally = run_match(SPECS, load_openings(None), 0, CONFIG, 1, None, out=io.StringIO())
+    assert report(tally, SPECS) == "a vs b: no game finished"
 
 
 def test_bench_output_parsing() -> None:
