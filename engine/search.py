@@ -775,6 +775,9 @@ class SearchResult:
     pv: tuple[str, ...]
 
 
+_NO_NET = nnue.no_net()  # the arrays of the hand-written evaluation, shared read-only
+
+
 class Searcher:
     """Owns the transposition table and the heuristics tables across the moves of a game."""
 
@@ -817,14 +820,20 @@ class Searcher:
     def _window(self, position: Position, depth: int, alpha: int, beta: int) -> int:
         board, stack, keys, meta = position.arrays
         t = self.tables
+        net16, net_meta = self.net16, self.net_meta
         if self.net is not None:
-            nnue.refresh(board, int(meta[M_PLY]), self.net16, self.net_meta, t.acc)
+            row = int(meta[M_PLY])
+            if params.NET_PLAYS_VARIANT[int(stack[row, S_VARIANT])]:
+                nnue.refresh(board, row, net16, net_meta, t.acc)
+            else:
+                # rules the net does not play: no accumulator is updated, none would be read
+                net16, net_meta = _NO_NET
         return int(
             _search_root(
                 board, stack, keys, meta, self.tt_table, t.moves, t.move_scores,
                 t.killers, t.history, t.counters, t.pv, t.pv_len, t.evals, t.info, self.stop,
                 t.scratch, t.eval_cache, t.see_buf,
-                self.net16, self.net_meta, t.acc, t.root_moves, depth, alpha, beta,
+                net16, net_meta, t.acc, t.root_moves, depth, alpha, beta,
             )
         )
 

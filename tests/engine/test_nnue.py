@@ -23,6 +23,7 @@ from engine.constants import (
     MOVE_PROMO_MASK,
     MOVE_PROMO_SHIFT,
     SQ64,
+    STACK_SIZE,
     VARIANT_KING_OF_THE_HILL,
     VARIANT_THREE_CHECK,
     WHITE,
@@ -251,6 +252,33 @@ def test_search_with_a_net_is_deterministic_and_refreshes_at_the_root(tmp_path: 
         results.append(searcher.think(position, GoLimits(depth=4), TimeBudget(None, None),
                                       0.0, lambda _: None))
     assert results[0] == results[1] and results[0].best_move is not None
+
+
+OPENING_FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+
+
+@pytest.mark.parametrize("variant", [VARIANT_THREE_CHECK, VARIANT_KING_OF_THE_HILL])
+def test_a_variant_the_net_does_not_play_is_searched_as_without_a_net(
+    tmp_path: Path, variant: int
+) -> None:
+    """Node for node the hand-written search, and no accumulator is updated (none is read)."""
+    if params.NET_PLAYS_VARIANT[variant]:
+        pytest.skip("the net plays this variant")
+    data, _ = _net_bytes(np.random.default_rng(5), 16, nnue.ACT_SCRELU)
+    path = tmp_path / "n.nnue"
+    path.write_bytes(data)
+    results = []
+    for net in (None, nnue.load_net(path)):
+        searcher = Searcher(1)
+        searcher.set_net(net)
+        results.append(searcher.think(Position.from_fen(OPENING_FEN, variant=variant),
+                                      GoLimits(depth=6), TimeBudget(None, None), 0.0,
+                                      lambda _: None))
+        if net is not None:
+            assert searcher.tables.acc.shape == (STACK_SIZE, 32)
+            assert not searcher.tables.acc.any()
+    assert results[0] == results[1]
+    assert results[0].depth == 6 and results[0].nodes > 1000
 
 
 def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
