@@ -47,6 +47,7 @@ import numpy.typing as npt
 from engine import params
 from engine.board import Position
 from engine.constants import (
+    EMPTY,
     FLAG_CAPTURE,
     FLAG_CASTLE,
     FLAG_EP,
@@ -279,16 +280,6 @@ def _add(acc: Int16Array, row: int, net16: Int16Array, hidden: int, piece: int, 
             out[i] += w[i]
 
 
-@njit_noalloc_inline
-def _sub(acc: Int16Array, row: int, net16: Int16Array, hidden: int, piece: int, sq: int) -> None:
-    for side in range(2):
-        base = feature(side, piece, sq) * hidden
-        out = acc[row, side * hidden:(side + 1) * hidden]
-        w = net16[base:base + hidden]
-        for i in range(hidden):
-            out[i] -= w[i]
-
-
 @njit_noalloc
 def refresh(
     board: BoardArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
@@ -323,15 +314,15 @@ def push(
     net_meta: Int32Array,
     acc: Int16Array,
 ) -> None:
-    """After ``make_move``: the new row's accumulators from its parent's and the move."""
+    """After ``make_move``: the new row's accumulators from its parent's and the move.
+
+    One pass over each side's units, the parent's value with every changed feature's weights
+    added or taken away at once (2 to 4 rows): a copy followed by a pass per feature read and
+    wrote the row up to five times.  int16 sums wrap alike in any order, so the row is
+    exactly the one of separate updates."""
     row = meta[M_PLY]
     hidden = net_meta[NM_HIDDEN]
     parent = _source_row(stack, row - 1)
-    width = 2 * hidden
-    src = acc[parent, :width]
-    dst = acc[row, :width]
-    for i in range(width):
-        dst[i] = src[i]
     move = stack[row, S_MOVE]
     us = 1 - stack[row, S_SIDE]
     frm = move & MOVE_SQ_MASK
@@ -340,20 +331,46 @@ def push(
         kto, rto = castling_squares(frm, to, us)
         king = KING | (us << 3)
         rook = ROOK | (us << 3)
-        _sub(acc, row, net16, hidden, king, frm)
-        _sub(acc, row, net16, hidden, rook, to)
-        _add(acc, row, net16, hidden, king, kto)
-        _add(acc, row, net16, hidden, rook, rto)
+        # the king's and the rook's squares may coincide (chess960): the four rows still sum
+        _update(acc, parent, row, net16, hidden, king, frm, king, kto, rook, to, rook, rto)
         return
     placed = board[to]
     moved = PAWN | (us << 3) if (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK else placed
-    _sub(acc, row, net16, hidden, moved, frm)
-    _add(acc, row, net16, hidden, placed, to)
     if move & FLAG_CAPTURE:
         cap_sq = to
         if move & FLAG_EP:
             cap_sq = to - 10 if us == WHITE else to + 10
-        _sub(acc, row, net16, hidden, stack[row, S_CAPTURED], cap_sq)
+        _update(acc, parent, row, net16, hidden, moved, frm, placed, to,
+                stack[row, S_CAPTURED], cap_sq, EMPTY, 0)
+    else:
+        _update(acc, parent, row, net16, hidden, moved, frm, placed, to, EMPTY, 0, EMPTY, 0)
+
+
+@njit_noalloc_inline
+def _update(
+    acc: Int16Array, parent: int, row: int, net16: Int16Array, hidden: int,
+    sub1: int, sub1_sq: int, add1: int, add1_sq: int,
+    sub2: int, sub2_sq: int, add2: int, add2_sq: int,
+) -> None:
+    """Row ``row`` = row ``parent`` - sub1 + add1 (- sub2) (+ add2), features by piece and
+    square; a piece of ``EMPTY`` is left out."""
+    for side in range(2):
+        out = acc[row, side * hidden:(side + 1) * hidden]
+        src = acc[parent, side * hidden:(side + 1) * hidden]
+        s1 = net16[feature(side, sub1, sub1_sq) * hidden:][:hidden]
+        a1 = net16[feature(side, add1, add1_sq) * hidden:][:hidden]
+        if add2 != EMPTY:
+            s2 = net16[feature(side, sub2, sub2_sq) * hidden:][:hidden]
+            a2 = net16[feature(side, add2, add2_sq) * hidden:][:hidden]
+            for i in range(hidden):
+                out[i] = src[i] - s1[i] + a1[i] - s2[i] + a2[i]
+        elif sub2 != EMPTY:
+            s2 = net16[feature(side, sub2, sub2_sq) * hidden:][:hidden]
+            for i in range(hidden):
+                out[i] = src[i] - s1[i] + a1[i] - s2[i]
+        else:
+            for i in range(hidden):
+                out[i] = src[i] - s1[i] + a1[i]
 
 
 @njit_noalloc
