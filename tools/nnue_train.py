@@ -11,7 +11,9 @@ one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never
     make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'
 
 ``--fraction`` trains on the first part of each file's training positions only, for a learning
-curve over the same held-out positions.
+curve over the same held-out positions.  ``--init NET`` starts from a written net (the last
+generation's, its shape with it) instead of random weights: the next generation learns from
+its own games without starting over, which needs less data.
 """
 
 from __future__ import annotations
@@ -135,6 +137,26 @@ def mirror_half(indices: torch.Tensor) -> torch.Tensor:
     return flipped
 
 
+def load_init(model: Net, net: nnue.Net) -> None:
+    """The model's weights from a written net: its integers back to floats at the file's own
+    scales (the factorised rows start at 0), so that an export before any training writes the
+    same file again."""
+    hidden = net.hidden
+    qa, qb = int(net.net_meta[nnue.NM_QA]), int(net.net_meta[nnue.NM_QB])
+    if int(net.net_meta[nnue.NM_SCALE]) != SCALE:
+        raise SystemExit(f"--init {net.path}: its score scale is "
+                         f"{int(net.net_meta[nnue.NM_SCALE])}, the trainer's {SCALE}")
+    weights = net.net16.astype(np.float32)
+    w1 = weights[:nnue.FEATURES * hidden].reshape(nnue.FEATURES, hidden) / qa
+    b1 = weights[nnue.FEATURES * hidden:(nnue.FEATURES + 1) * hidden] / qa
+    w2 = weights[(nnue.FEATURES + 1) * hidden:] / qb
+    with torch.no_grad():
+        model.ft.weight[:nnue.FEATURES] = torch.from_numpy(w1)
+        model.ft_bias[:] = torch.from_numpy(b1)
+        model.out.weight[0] = torch.from_numpy(w2)
+        model.out.bias[0] = float(net.net_meta[nnue.NM_OUT_BIAS]) / (qa * qb)
+
+
 def export(model: Net, activation: int) -> bytes:
     """The net file: weights rounded to the engine's integer scales."""
     # clipped again as a sum: the two parts of a factorised weight are clipped one by one
@@ -171,12 +193,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="no piece weights shared by all squares (see Net)")
     parser.add_argument("--no-mirror", dest="mirror", action="store_false",
                         help="do not mirror half of each batch across the d/e line")
+    parser.add_argument("--init", metavar="NET",
+                        help="start from this net file (or the name of a net in engine/nets/): "
+                             "its N and activation replace --hidden and --activation")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    init: nnue.Net | None = None
+    if args.init is not None:
+        try:
+            init = nnue.load_net(nnue.resolve_eval_file(args.init))
+        except nnue.NetFileError as error:
+            raise SystemExit(f"--init: {error}") from None
+        args.hidden, args.activation = init.hidden, init.activation_name
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
     if not 0.0 < args.fraction <= 1.0:
         raise SystemExit("--fraction must be in (0, 1]")
+    if args.epochs < 0:
+        raise SystemExit("--epochs must be 0 or more (0: write the --init net again)")
     if not 1 <= args.hidden <= nnue.MAX_HIDDEN:
         raise SystemExit(f"--hidden must be 1..{nnue.MAX_HIDDEN}")
     torch.manual_seed(args.seed)
@@ -203,7 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     train = [t[:split].to(device) for t in tensors]
     valid = [t[split:].to(device) for t in tensors]
     activation = nnue.ACT_SCRELU if args.activation == "screlu" else nnue.ACT_CRELU
-    model = Net(args.hidden, activation == nnue.ACT_SCRELU, args.factorize).to(device)
+    model = Net(args.hidden, activation == nnue.ACT_SCRELU, args.factorize)
+    if init is not None:
+        load_init(model, init)
+    model = model.to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
     steps = args.epochs * math.ceil(split / args.batch)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=steps,
@@ -216,7 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
           f"N={args.hidden} {args.activation} on {device}"
           f"{', half of each batch mirrored' if args.mirror else ''}"
-          f"{', factorised' if args.factorize else ''}", flush=True)
+          f"{', factorised' if args.factorize else ''}"
+          f"{f', from {init.path} (net {init.hash})' if init is not None else ''}", flush=True)
+    if init is not None:
+        with torch.no_grad():
+            print(f"epoch   0: validation loss {float(loss_of(valid)):.6f} (the --init net)",
+                  flush=True)
     for epoch in range(1, args.epochs + 1):
         started = time.monotonic()
         model.train()
