@@ -59,12 +59,13 @@ def warm(eval_file: str = "") -> None:
     from engine.perft import divide
     from engine.search import warm_up
 
-    warm_up()
+    net = None
     if eval_file:
         try:
-            net_for(eval_file)
+            net = net_for(eval_file)
         except NetFileError as exc:  # each game's setoption reports it and falls back
             print(f"kibitz-engine host: {exc}", file=sys.stderr, flush=True)
+    warm_up(net)
     divide(Position.startpos(), 2)
     # Later collections in a child would write to every object's header and unshare the
     # heap: objects that exist now are left out of them for good.

@@ -992,12 +992,17 @@ class Searcher:
 WARM_UP_FEN = "r3k2r/pPp1qppp/2n2n2/3pP3/1b4b1/2N2N2/PP1Q1PPP/R3K2R w KQkq d6 0 1"
 
 
-def warm_up() -> None:
-    """Compile (or load from the cache) every function a search uses, on a tiny search."""
-    position = Position.from_fen(WARM_UP_FEN)
-    searcher = Searcher(1)
+def warm_up(net: nnue.Net | None = None) -> None:
+    """Compile (or load from the cache) every function a search uses, on a tiny search; with
+    ``net``, on a second one with it, for the net's own entry points (``nnue.refresh``): an
+    engine host that forks the games loads them once for all of them, where each game would
+    otherwise load its own copy of their machine code (about 9 MB a game)."""
     lines: list[str] = []  # the info lines are built too, so their code is loaded now
-    searcher.think(position, GoLimits(depth=4), TimeBudget(None, None), time.monotonic(),
-                   lambda iteration: lines.append(iteration.uci()))
-    searcher.clear()
+    for each in (None, net) if net is not None else (None,):
+        position = Position.from_fen(WARM_UP_FEN)
+        searcher = Searcher(1)
+        searcher.set_net(each)
+        searcher.think(position, GoLimits(depth=4), TimeBudget(None, None), time.monotonic(),
+                       lambda iteration: lines.append(iteration.uci()))
+        searcher.clear()
 

@@ -110,3 +110,17 @@ def test_without_a_host_the_launcher_runs_the_engine_itself(tmp_path: Path) -> N
     assert engine.proc.stderr is not None
     assert "no engine host" in engine.proc.stderr.read()
     engine.close()
+
+
+def test_the_host_loads_the_nets_compiled_entry_points_before_it_forks() -> None:
+    """A search with a net calls ``nnue.refresh`` from Python: unless the host has loaded its
+    machine code, each forked game loads a copy of its own (bench-memory: ~9 MB a game)."""
+    script = ("from engine import nnue, params\n"
+              "from engine.forkserver import warm\n"
+              "assert not nnue.refresh.signatures\n"
+              "warm(params.DEFAULT_EVAL_FILE)\n"
+              "print(len(nnue.refresh.signatures))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) >= 1
