@@ -225,8 +225,8 @@ class UciEngine:
             self._warmer.start()
 
     def _warm(self) -> None:
-        """Load (or compile) the search and allocate the hash table, off the reader thread."""
-        warm_up()
+        """Load (or compile) the search, with the net's entry points when there is one, and
+        allocate the hash table, off the reader thread."""
         if self.eval_file and self.net is None:
             try:
                 self.net = nnue.net_for(self.eval_file)
@@ -234,6 +234,7 @@ class UciEngine:
                 self.eval_file = ""
                 self.send(f"info string error EvalFile: {exc}; using the hand-written "
                           "evaluation")
+        warm_up(self.net)
         _ = self.searcher
 
     def wait_warm(self, timeout_s: float | None = None) -> bool:

@@ -175,7 +175,11 @@ def test_a_cold_start_on_a_short_clock_still_plays_a_legal_move(
     # The warm-up is held until the test ends: the clock, counted from the moment ``go`` is
     # read, must run out and bring a legal move without the compiled search.
     held = threading.Event()
-    monkeypatch.setattr(uci, "warm_up", held.wait)
+
+    def held_warm_up(net: object = None) -> None:
+        held.wait()
+
+    monkeypatch.setattr(uci, "warm_up", held_warm_up)
     out = io.StringIO()
     answered = threading.Event()
 
