@@ -108,6 +108,7 @@ ENGINE_ALIASES: dict[str, tuple[list[str], str, bool]] = {
 }
 KIBITZ_AT = "kibitz@"  # kibitz@REV: the engine as it was at git revision REV
 BENCH_TIMEOUT_S = 600.0
+WAKE_S = 0.5  # the longest a signal waits for the main thread while games run
 STOPPED_EXIT = 130  # a match stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 SPRT_MAX_GAMES = 20000  # an SPRT stops long before this unless the Elo sits between its bounds
 
@@ -609,8 +610,10 @@ def _collect(
     """Count the games as they finish, printing a line for each, and start the next ones
     until none is left (or the SPRT has its verdict)."""
     while running:
+        # a wait with no timeout is not always woken by a signal: Ctrl-C and SIGTERM are
+        # seen within WAKE_S
         done, _ = concurrent.futures.wait(
-            running, return_when=concurrent.futures.FIRST_COMPLETED
+            running, timeout=WAKE_S, return_when=concurrent.futures.FIRST_COMPLETED
         )
         for future in done:
             running.discard(future)
@@ -808,7 +811,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(sprt.describe(), flush=True)
     # ``timeout`` (or systemd) stops a match with SIGTERM: end it as Ctrl-C does, with the
     # result of the games finished so far
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     try:
         tally = run_match(specs, openings, games, config, args.concurrency, args.pgn, sprt=sprt)
     finally:
@@ -821,7 +824,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return STOPPED_EXIT if tally.stopped else 0
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def sigterm_as_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C, once: ``timeout`` signals the process and then its whole process
+    group, and a second SIGTERM would cut the clean-up (and the summary) short."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 

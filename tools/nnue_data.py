@@ -142,6 +142,9 @@ def _bar(done: int, target: int, rate: float, games: int) -> str:
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C, once: ``timeout`` signals the process and then its whole process
+    group, and a second SIGTERM would cut the clean-up (and the summary) short."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 

@@ -37,6 +37,7 @@ from tools.match import (
     report,
     resolve_engine,
     run_match,
+    sigterm_as_interrupt,
     sprt_report,
 )
 from tools.sprt import SprtSpec, llr, pair_index
@@ -239,6 +240,31 @@ def test_a_stopped_match_counts_the_games_finished_and_quits_the_running_ones() 
     assert tally.games == stopped_at and tally.wins == 2 and tally.losses == 2
     assert "no verdict after 4 games (the match was stopped)" in sprt_report(tally, spec)
     assert "+2 -2 =0" in report(tally, SPECS)
+
+
+def test_a_second_sigterm_does_not_cut_the_stop_short() -> None:
+    """``timeout`` sends SIGTERM to the match and then to its process group: the second one,
+    arriving while the engines are being closed, must not end the match in a traceback."""
+    second: list[bool] = []
+
+    def play(index: int, opening: Opening, engine1_white: bool, seats: tuple[Seat, Seat],
+             config: MatchConfig) -> GameResult:
+        if index == 2:
+            main_thread = threading.main_thread().ident or 0
+            signal.pthread_kill(main_thread, signal.SIGTERM)
+            second.append(seats[0].closed.wait(timeout=60))  # the stop has begun
+            signal.pthread_kill(main_thread, signal.SIGTERM)
+        return GameResult(index, opening.name, engine1_white, "1/2-1/2", "scripted",
+                          chess.pgn.Game())
+
+    previous = signal.signal(signal.SIGTERM, sigterm_as_interrupt)
+    try:
+        tally = run_match(SPECS, load_openings(None), 100, CONFIG, 1, None,
+                          out=io.StringIO(), play=play)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert second == [True]
+    assert tally.stopped and tally.games == 2 and tally.draws == 2
 
 
 def test_a_match_stopped_before_any_game_finished_reports_that() -> None:
