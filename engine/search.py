@@ -996,7 +996,7 @@ def warm_up(net: nnue.Net | None = None) -> None:
     """Compile (or load from the cache) every function a search uses, on a tiny search; with
     ``net``, on a second one with it, for the net's own entry points (``nnue.refresh``): an
     engine host that forks the games loads them once for all of them, where each game would
-    otherwise load its own copy of their machine code (about 9 MB a game)."""
+    otherwise load its own copy of their machine code (about 12 MB a game)."""
     lines: list[str] = []  # the info lines are built too, so their code is loaded now
     for each in (None, net) if net is not None else (None,):
         position = Position.from_fen(WARM_UP_FEN)

@@ -114,7 +114,7 @@ def test_without_a_host_the_launcher_runs_the_engine_itself(tmp_path: Path) -> N
 
 def test_the_host_loads_the_nets_compiled_entry_points_before_it_forks() -> None:
     """A search with a net calls ``nnue.refresh`` from Python: unless the host has loaded its
-    machine code, each forked game loads a copy of its own (bench-memory: ~9 MB a game)."""
+    machine code, each forked game loads a copy of its own (bench-memory: about 12 MB a game)."""
     script = ("from engine import nnue, params\n"
               "from engine.forkserver import warm\n"
               "assert not nnue.refresh.signatures\n"
