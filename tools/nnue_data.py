@@ -141,13 +141,6 @@ def _bar(done: int, target: int, rate: float, games: int) -> str:
     return f"\r{head} positions, {rate:.1f} positions/s, {games} games"
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM as Ctrl-C, once: ``timeout`` signals the process and then its whole process
-    group, and a second SIGTERM would cut the clean-up (and the summary) short."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.nnue_data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -170,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             or args.games < 0:
         raise SystemExit("--nodes and --jobs must be positive; --random-plies, --positions "
                          "and --games at least 0")
-    from tools.match import REPO_DIR
+    from tools.match import REPO_DIR, sigterm_as_interrupt
 
     out = args.out.resolve()
     if out.is_relative_to(REPO_DIR):
@@ -202,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker.start()
     # ``timeout`` (or systemd) stops a run with SIGTERM: end it as Ctrl-C does, workers
     # stopped and the summary printed.
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     started = time.monotonic()
     done = games = 0
     try:
