@@ -175,6 +175,17 @@ def static_scores(position: Position, net: Net | None) -> tuple[int, int | None]
     return hand, int(net_score(stack, row, net.net16, net.net_meta, acc))
 
 
+def raw_net_score(position: Position, net: Net) -> int:
+    """The net's own output for ``position`` (side to move's view, cp): neither shrunk as
+    drawish nor given a variant's term, so that it can be set against the trainer's float
+    model, which knows neither."""
+    board, stack, _, meta = position.arrays
+    row = int(meta[M_PLY])
+    acc = new_accumulators(net.hidden)
+    refresh(board, row, net.net16, net.net_meta, acc)
+    return int(evaluate_net(stack, row, net.net16, net.net_meta, acc))
+
+
 def no_net() -> tuple[Int16Array, Int32Array]:
     """The arrays that mean "hand-written evaluation" (``NM_ENABLED`` 0)."""
     return np.zeros(1, dtype=np.int16), np.zeros(NET_META_SIZE, dtype=np.int32)

@@ -172,6 +172,8 @@ def test_the_net_score_shrinks_in_drawish_pawnless_endgames(tmp_path: Path) -> N
             _, learned = nnue.static_scores(Position.from_fen(fen), net)
             assert learned is not None
             expected = _numpy_score(fen, q, nnue.ACT_SCRELU)
+            # the raw output (the trainer's rounding check) is never shrunk
+            assert abs(nnue.raw_net_score(Position.from_fen(fen), net) - expected) <= 1.0
             white = expected if board.turn == chess.WHITE else -expected
             if _drawish(board, white):
                 expected = math.trunc(expected / params.DRAWISH_DIVISOR)
