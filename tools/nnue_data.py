@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker.start()
     # ``timeout`` (or systemd) stops a run with SIGTERM: end it as Ctrl-C does, workers
     # stopped and the summary printed.
-    signal.signal(signal.SIGTERM, sigterm_as_interrupt)
+    previous = signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     started = time.monotonic()
     done = games = 0
     try:
@@ -218,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             worker.terminate()  # a game cut short is simply not written
         for worker in workers:
             worker.join()
+        # a caller in the same process (a test) keeps its own handler
+        signal.signal(signal.SIGTERM, previous)
         print(file=sys.stderr)
     elapsed = time.monotonic() - started
     print(f"{done} positions in {games} games, {elapsed:.0f} s "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import signal
 from pathlib import Path
 
 import chess
@@ -54,3 +55,15 @@ def test_a_game_with_a_net_is_played_by_the_net(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"--evalfile: net file .*absent\.nnue: cannot be read"):
         nnue_data.main(["--out", str(tmp_path / "d.bin"), "--evalfile",
                         str(tmp_path / "absent.nnue")])
+
+
+def test_a_run_appends_whole_games_and_gives_back_the_sigterm_handler(tmp_path: Path) -> None:
+    """A run in the caller's process (as here) writes its games and leaves SIGTERM as it
+    found it: the handler that ends a run as Ctrl-C does is the run's alone."""
+    out = tmp_path / "d.bin"
+    before = signal.getsignal(signal.SIGTERM)
+    assert nnue_data.main(["--out", str(out), "--nodes", "100", "--jobs", "1",
+                           "--games", "1"]) == 0
+    assert signal.getsignal(signal.SIGTERM) is before
+    records = nnue_data.read_records(out)
+    assert len(records) > 0 and len({int(r) for r in records["result"]}) == 1
