@@ -89,6 +89,9 @@ LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and s
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 CRASH_RESIGN_TIMEOUT_S: Final = 10.0  # a crashed game's resign gets at most this
 DAY_S: Final = 86_400.0
+# An arena game whose opponent we have never met waits at most this for its title (the
+# engine rules' `bot` condition); the first move's deadline is many times longer.
+ARENA_TITLE_LOOKUP_S: Final = 3.0
 
 
 def holds_slot(challenge: Challenge) -> bool:
@@ -146,6 +149,8 @@ class Bot:
         self.connected = asyncio.Event()  # the event stream is open (the bot is ready)
         self._slot_freed = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
+        self._identifying: set[str] = set()  # arena games waiting for the opponent's title
+        self._known_humans: set[str] = set()  # arena opponents Lichess says are no bots
         self.book = OpponentBook(config.state_dir, config.challenge.recent_window_s)
         self.arenas = ArenaDesk(config.tournaments, client, me.name,
                                 bot_day_capped=self._bot_day_capped,
@@ -191,7 +196,8 @@ class Bot:
             if now - at > ACCEPTED_TTL_S:
                 log.info("challenge %s was accepted but no game started", challenge_id)
                 del self.accepted[challenge_id]
-        return len(self.games) + len(self.accepted) + self.matchmaker.pending_count
+        return (len(self.games) + len(self._identifying) + len(self.accepted)
+                + self.matchmaker.pending_count)
 
     def _idle(self) -> bool:
         """Nothing to play and nothing waiting: matchmaking may look for a game (not while
@@ -248,10 +254,46 @@ class Bot:
 
     def _on_game_start(self, info: GameInfo) -> None:
         self.accepted.pop(info.game_id, None)
-        if info.game_id in self.games:
+        if info.game_id in self.games or info.game_id in self._identifying:
             return  # re-sent after a reconnect
         if not is_ongoing(info.status):
             return
+        if self._title_matters(info):
+            assert self._tg is not None
+            self._identifying.add(info.game_id)
+            self._tg.create_task(self._identify_then_start(info),
+                                 name=f"opponent of {info.game_id}")
+            return
+        self._start_game(info)
+
+    def _title_matters(self, info: GameInfo) -> bool:
+        """An arena pairing against someone we have never met, while an engine rule asks
+        whether the opponent is a bot: lila's gameStart names the opponent without a title."""
+        return (info.tournament_id is not None and info.opponent_id is not None
+                and info.opponent_id.lower() not in self.book.known_bots
+                and info.opponent_id.lower() not in self._known_humans
+                and any(rule.bot is not None for rule in self.engines.table.rules))
+
+    async def _identify_then_start(self, info: GameInfo) -> None:
+        """Ask Lichess whether the opponent is a bot (`/api/users/status`), then start the
+        game; without an answer in time, the game starts with the opponent unknown."""
+        assert info.opponent_id is not None
+        try:
+            if await asyncio.wait_for(self.client.is_bot(info.opponent_id,
+                                                         ARENA_TITLE_LOOKUP_S),
+                                      ARENA_TITLE_LOOKUP_S):
+                self.book.known_bots.add(info.opponent_id.lower())
+            else:
+                self._known_humans.add(info.opponent_id.lower())
+        except (LichessError, TimeoutError) as exc:
+            log.warning("game %s: could not tell whether %s is a bot (%s)", info.game_id,
+                        info.opponent_name, exc)
+        finally:
+            self._identifying.discard(info.game_id)
+        if info.game_id not in self.games:
+            self._start_game(info)
+
+    def _start_game(self, info: GameInfo) -> None:
         self.matchmaker.on_game_start(info)
         self.book.engage(info.game_id, info.opponent_id,
                          realtime=not self.desk.is_correspondence(info))
@@ -270,8 +312,10 @@ class Bot:
         if info is not None:
             # lila's gameStart names the opponent without a title: a bot is one we know of
             # (a challenge, matchmaking); a game not from a challenge (an arena) may be either.
-            known = info.opponent_id is not None and info.opponent_id in self.book.known_bots
-            bot = True if known else (False if info.tournament_id is None else None)
+            opponent = (info.opponent_id or "").lower()
+            known = opponent in self.book.known_bots
+            bot = True if known else (
+                False if info.tournament_id is None or opponent in self._known_humans else None)
             name = self.engines.choose_playable(game_facts(info, bot))
         pool = self.engines.pool(name)
         several = len(self.engines.pools) > 1

@@ -617,15 +617,26 @@ class Lichess:
             deadline_s=COMMAND_DEADLINE_S,
         )
 
-    async def online_users(self, user_ids: list[str]) -> set[str]:
-        """Which of these users are online, by `GET /api/users/status` (public: no scope)."""
+    async def users_status(self, user_ids: list[str],
+                           deadline_s: float = COMMAND_DEADLINE_S) -> list[Mapping[str, Any]]:
+        """`GET /api/users/status` (public: no scope): an entry per known user, with `id`,
+        `title` (absent without one), and `online` only when true."""
         ids = ",".join(quote(i) for i in user_ids)
         data = await self.request("GET", f"/api/users/status?ids={ids}", kind="users:status",
-                                  deadline_s=COMMAND_DEADLINE_S)
+                                  deadline_s=deadline_s)
         if not isinstance(data, list):
             raise LichessError("/api/users/status did not return a list")
-        return {str(u.get("id")) for u in data
-                if isinstance(u, Mapping) and u.get("online") is True}
+        return [u for u in data if isinstance(u, Mapping)]
+
+    async def online_users(self, user_ids: list[str]) -> set[str]:
+        """Which of these users are online."""
+        return {str(u.get("id")) for u in await self.users_status(user_ids)
+                if u.get("online") is True}
+
+    async def is_bot(self, user_id: str, deadline_s: float = COMMAND_DEADLINE_S) -> bool:
+        """Whether the user is a BOT account, by its title (an unknown user is no bot)."""
+        return any(str(u.get("id", "")).lower() == user_id.lower() and u.get("title") == "BOT"
+                   for u in await self.users_status([user_id], deadline_s))
 
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 
 import chess
@@ -18,6 +19,7 @@ from sandbox.timers import ManualClock
 from sandbox.tournaments import ArenaSpec
 from tests.bot.e2e_support import (
     BOT,
+    FAKE_ENGINE,
     UNLIMITED,
     WatchClock,
     make_config,
@@ -156,3 +158,48 @@ async def test_an_arena_that_refuses_bots_is_logged_once_and_challenges_go_on(
         assert len(refusals) == 1
         assert "Bot players are not allowed" in refusals[0].getMessage()
         assert BOT not in server.arena(arena_id).players
+
+
+def _fake_entry() -> str:
+    command = ", ".join(f'"{part}"' for part in (sys.executable, FAKE_ENGINE, "none", "0"))
+    return f"{{command: [{command}], first_move_s: 0.2, max_move_s: 0.05}}"
+
+
+@pytest.mark.parametrize("opponent_is_bot", [True, False], ids=["bot", "person"])
+async def test_an_arena_opponent_never_met_gets_the_engine_its_title_picks(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, opponent_is_bot: bool) -> None:
+    """lila's gameStart names an arena opponent without a title: for an opponent it has never
+    met, the bot asks Lichess (`/api/users/status`) before the `bot` rules pick the engine."""
+    quiet_logs()
+    caplog.set_level(logging.INFO, logger="bot.app")
+    clock = ManualClock()
+    async with SandboxServer(keepalive_s=0.5, clock=clock, limits=UNLIMITED) as server:
+        arena_id = server.create_arena(ArenaSpec(clock_limit_s=60, increment_s=0,
+                                                 minutes=ARENA_MINUTES, starts_in_s=STARTS_IN_S))
+        name = "robo" if opponent_is_bot else "sparring"
+        if not opponent_is_bot:
+            server.add_account(name, bot=False, scopes=HUMAN_ARENA_SCOPES)
+        other = await server.start_opponent(name, bot=opponent_is_bot, movetime_s=0.01,
+                                            seed=4)
+        assert await other.join_arena(arena_id) == 200
+        arena = server.arena(arena_id)
+        config = make_config(tmp_path, arena_config(tmp_path, arena_id) + f"""
+engines:
+  default: anyone
+  entries:
+    anyone: {_fake_entry()}
+    vsbot: {_fake_entry()}
+    vshuman: {_fake_entry()}
+  rules:
+    - {{engine: vsbot, bot: true}}
+    - {{engine: vshuman, bot: false}}
+""")
+        async with running_bot(server, config):
+            await wait_for(lambda: BOT in arena.players)
+            await wait_for(lambda: {BOT, name} <= server.lobby.hub.online())
+            clock.advance(STARTS_IN_S)
+            await wait_for(lambda: bool(arena.games))
+            game_id = arena.games[0]
+            await wait_for(lambda: f"{game_id} starts against" in caplog.text)
+    expected = "vsbot" if opponent_is_bot else "vshuman"
+    assert f"{game_id} starts against {name} on engine {expected}" in caplog.text
