@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib.metadata
+import os
 import platform
 import shutil
 import sys
@@ -314,8 +315,9 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 def _unusable_files(config: Config, url: str) -> list[str]:
     """What would stop `play` at start: an engine program not found, books or tablebases
-    that do not open (checked by opening them as the bot does); with `engines`, also rules
-    that never match and variants a rule's engine does not declare."""
+    that do not open (checked by opening them as the bot does), the status page beyond
+    loopback with no password; with `engines`, also rules that never match and variants a
+    rule's engine does not declare."""
     from bot.features.wiring import FeatureError, Features
     from bot.game.engine_rules import EngineTable, reachable, rule_problems
 
@@ -334,6 +336,13 @@ def _unusable_files(config: Config, url: str) -> list[str]:
         Features(config, url=url, token="").close_files()
     except FeatureError as error:
         problems.append(str(error))
+    if config.watch.enabled:
+        from bot.watch.server import WatchError, WatchSettings
+
+        try:  # the page beyond loopback with no password: `play` refuses to start
+            WatchSettings.resolve(config.watch, os.environ)
+        except WatchError as error:
+            problems.append(str(error))
     return problems
 
 

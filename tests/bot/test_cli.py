@@ -23,6 +23,7 @@ from bot import cli
 from bot.cli import ExitCode
 from bot.ops.config import Config, to_plain
 from bot.ops.token import TOKEN_ENV
+from bot.watch.server import PASSWORD_ENV
 from sandbox.server import SandboxServer
 
 COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "tournament", "version")
@@ -284,6 +285,21 @@ def test_check_config_opens_books_and_finds_the_engine(
     out = capsys.readouterr().out
     assert "# problem: engine.command: cannot find the program 'no-such-engine-here'" in out
     assert f"# problem: opening book '{tmp_path / 'no.bin'}' does not exist" in out
+
+
+def test_check_config_refuses_the_page_beyond_loopback_without_a_password(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `play` does at start; the environment's password is enough."""
+    monkeypatch.delenv(PASSWORD_ENV, raising=False)
+    config = tmp_path / "watch.yml"
+    config.write_text("watch: {host: 0.0.0.0}\n")
+    assert cli.run(["check-config", "--config", str(config)]) == ExitCode.CONFIG
+    assert "# problem: watch.host is '0.0.0.0', beyond loopback: set watch.password" \
+        in capsys.readouterr().out
+    monkeypatch.setenv(PASSWORD_ENV, "s3cret")
+    assert cli.run(["check-config", "--config", str(config)]) == ExitCode.OK
+    assert "# problem:" not in capsys.readouterr().out
 
 
 @pytest.fixture
