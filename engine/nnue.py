@@ -170,9 +170,7 @@ def static_scores(position: Position, net: Net | None) -> tuple[int, int | None]
     hand = int(evaluate(board, stack, row, new_scratch()))
     if net is None or not params.NET_PLAYS_VARIANT[int(stack[row, S_VARIANT])]:
         return hand, None
-    acc = new_accumulators(net.hidden)
-    refresh(board, row, net.net16, net.net_meta, acc)
-    return hand, int(net_score(stack, row, net.net16, net.net_meta, acc))
+    return hand, int(net_score(stack, row, net.net16, net.net_meta, _refreshed(board, row, net)))
 
 
 def raw_net_score(position: Position, net: Net) -> int:
@@ -181,9 +179,14 @@ def raw_net_score(position: Position, net: Net) -> int:
     model, which knows neither."""
     board, stack, _, meta = position.arrays
     row = int(meta[M_PLY])
+    return int(evaluate_net(stack, row, net.net16, net.net_meta, _refreshed(board, row, net)))
+
+
+def _refreshed(board: BoardArray, row: int, net: Net) -> Int16Array:
+    """Fresh accumulators with row ``row`` computed from ``board``."""
     acc = new_accumulators(net.hidden)
     refresh(board, row, net.net16, net.net_meta, acc)
-    return int(evaluate_net(stack, row, net.net16, net.net_meta, acc))
+    return acc
 
 
 def no_net() -> tuple[Int16Array, Int32Array]:
