@@ -85,6 +85,8 @@ ACT_CRELU = 0
 ACT_SCRELU = 1
 ACTIVATIONS = {ACT_CRELU: "crelu", ACT_SCRELU: "screlu"}
 _HEADER = struct.Struct("<8sIIIIII")
+SCALE_OFFSET = _HEADER.size - 4  # the header's last field, ``scale``
+MAX_SCALE = 100_000
 _MAX_QA = 1 << 14  # larger scales overflow the int16 accumulators
 
 # net_meta fields
@@ -247,7 +249,7 @@ def load_net(path: str | Path) -> Net:
         raise NetFileError(f"net file {name}: hidden size {hidden} is outside 1..{MAX_HIDDEN}")
     if activation not in ACTIVATIONS:
         raise NetFileError(f"net file {name}: unknown activation {activation}")
-    if not (1 <= qa <= _MAX_QA and 1 <= qb <= _MAX_QA and 1 <= scale <= 100_000):
+    if not (1 <= qa <= _MAX_QA and 1 <= qb <= _MAX_QA and 1 <= scale <= MAX_SCALE):
         raise NetFileError(f"net file {name}: scales qa={qa} qb={qb} scale={scale} are invalid")
     weights = FEATURES * hidden + hidden + 2 * hidden
     expected = _HEADER.size + 2 * weights + 4

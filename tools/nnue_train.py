@@ -5,7 +5,9 @@ The net is the engine's (``engine.nnue``): 768 inputs per perspective into N hid
 the search score with the game result, ``(1 - wdl) * sigmoid(score / K) + wdl * result`` (side
 to move's view), and the loss is the mean squared error of ``sigmoid(output * SCALE / K)``
 against it.  Adam with a cosine learning-rate schedule; a held-out share of the games'
-positions is never trained on and its loss is printed after every epoch.  Runs on a GPU when
+positions is never trained on and its loss is printed after every epoch.  The file's centipawn
+scale is then fitted to the hand-written evaluation's on the held-out positions
+(``tools.nnue_scale``): the search's margins are in those centipawns.  Runs on a GPU when
 one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never does.
 
     make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'
@@ -30,6 +32,7 @@ import numpy.typing as npt
 import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
+from tools import nnue_scale
 from tools.nnue_data import read_records
 
 QA = 255
@@ -140,12 +143,11 @@ def mirror_half(indices: torch.Tensor) -> torch.Tensor:
 def load_init(model: Net, net: nnue.Net) -> None:
     """The model's weights from a written net: its integers back to floats at the file's own
     scales (the factorised rows start at 0), so that an export before any training writes the
-    same file again."""
+    same weights again.  The file's centipawn scale is not read back: the model's output times
+    ``SCALE`` is centipawns as the target measures them (``sigmoid(cp / K)``), and the file's
+    scale, the engine's centipawns, is fitted again at export."""
     hidden = net.hidden
     qa, qb = int(net.net_meta[nnue.NM_QA]), int(net.net_meta[nnue.NM_QB])
-    if int(net.net_meta[nnue.NM_SCALE]) != SCALE:
-        raise SystemExit(f"--init {net.path}: its score scale is "
-                         f"{int(net.net_meta[nnue.NM_SCALE])}, the trainer's {SCALE}")
     weights = net.net16.astype(np.float32)
     w1 = weights[:nnue.FEATURES * hidden].reshape(nnue.FEATURES, hidden) / qa
     b1 = weights[nnue.FEATURES * hidden:(nnue.FEATURES + 1) * hidden] / qa
@@ -196,6 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--init", metavar="NET",
                         help="start from this net file (or the name of a net in engine/nets/): "
                              "its N and activation replace --hidden and --activation")
+    parser.add_argument("--no-fit-scale", dest="fit_scale", action="store_false",
+                        help=f"write the centipawn scale {SCALE} instead of fitting it to the "
+                             "hand-written evaluation's on the held-out positions "
+                             "(tools.nnue_scale)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     init: nnue.Net | None = None
@@ -210,7 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0.0 < args.fraction <= 1.0:
         raise SystemExit("--fraction must be in (0, 1]")
     if args.epochs < 0:
-        raise SystemExit("--epochs must be 0 or more (0: write the --init net again)")
+        raise SystemExit("--epochs must be 0 or more (0: write the --init net again, its scale "
+                         "fitted anew)")
     if not 1 <= args.hidden <= nnue.MAX_HIDDEN:
         raise SystemExit(f"--hidden must be 1..{nnue.MAX_HIDDEN}")
     torch.manual_seed(args.seed)
@@ -284,6 +291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{time.monotonic() - started:.1f} s", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(export(model, activation))
+    if args.fit_scale:
+        fit = nnue_scale.fit_scale(nnue.load_net(args.out), nnue_scale.sample(records[split:]))
+        args.out.write_bytes(nnue_scale.with_scale(args.out.read_bytes(), fit.scale))
+        print(f"scale {fit.scale} cp per unit: at {fit.old_scale} the net scored {fit.slope:.3f} "
+              f"x the hand-written evaluation over {fit.positions} held-out positions")
     net = nnue.load_net(args.out)  # the engine's own check of what was written
     print(f"wrote {args.out}: net {net.hash}, N={net.hidden}, {args.out.stat().st_size} bytes")
     sanity(model, net, records[split:][:SANITY_POSITIONS], valid)
@@ -307,7 +319,8 @@ def sanity(model: Net, net: nnue.Net, records: npt.NDArray[np.void],
 
     count = len(records)
     with torch.no_grad():
-        floats = (model(valid[0][:count], valid[1][:count], valid[2][:count]) * SCALE).cpu()
+        floats = (model(valid[0][:count], valid[1][:count], valid[2][:count])
+                  * int(net.net_meta[nnue.NM_SCALE])).cpu()
     learned, hand = [], []
     for record in records:
         position = Position.from_fen(decode_board(record).fen())
