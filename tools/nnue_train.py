@@ -3,8 +3,11 @@
 The net is the engine's (``engine.nnue``): 768 inputs per perspective into N hidden units,
 (squared) clipped ReLU, one output; trained in float, rounded at export.  The target blends
 the search score with the game result, ``(1 - wdl) * sigmoid(score / K) + wdl * result`` (side
-to move's view), and the loss is the mean squared error of ``sigmoid(output * SCALE / K)``
-against it.  Adam with a cosine learning-rate schedule; a held-out share of the games'
+to move's view), and the loss is the mean squared error of ``sigmoid(output)`` against it: the
+model's output is a logit, ``SCALE`` centipawns a unit at K = 400.  K is the data's: the
+centipawns per unit of the net that played its games (400 for the hand-written evaluation's
+games and for a net written at scale 400; a fitted net's own scale otherwise), one for all
+files or one per file.  Adam with a cosine learning-rate schedule; a held-out share of the games'
 positions is never trained on and its loss is printed after every epoch.  The file's centipawn
 scale is then fitted to the hand-written evaluation's on the held-out positions
 (``tools.nnue_scale``): the search's margins are in those centipawns.  Runs on a GPU when
@@ -40,7 +43,7 @@ QA = 255
 # on average (max 16); at 512, 1.4 cp (max 4.7).  The engine sums SCReLU in int64, and a CReLU
 # half in int32, which no clipped weight can overflow up to N = 256.
 QB = 512
-SCALE = 400
+SCALE = 400  # centipawns per unit of the model's logit at K = 400 (``--no-fit-scale``)
 PAD = nnue.FEATURES  # the index of the all-zero row that pads positions to MAX_PIECES
 MAX_PIECES = 32
 FT_LIMIT = 32767 / QA / MAX_PIECES  # a feature weight so large could overflow an accumulator
@@ -122,7 +125,7 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
         x = torch.clamp(torch.cat([us, them], dim=1), 0.0, 1.0)
         if self.screlu:
             x = x * x
-        return self.out(x).squeeze(1)  # in units of SCALE centipawns
+        return self.out(x).squeeze(1)  # a logit: the win chance is its sigmoid
 
     def clip(self) -> None:
         with torch.no_grad():
@@ -144,8 +147,8 @@ def load_init(model: Net, net: nnue.Net) -> None:
     """The model's weights from a written net: its integers back to floats at the file's own
     scales (the factorised rows start at 0), so that an export before any training writes the
     same weights again.  The file's centipawn scale is not read back: the model's output times
-    ``SCALE`` is centipawns as the target measures them (``sigmoid(cp / K)``), and the file's
-    scale, the engine's centipawns, is fitted again at export."""
+    ``SCALE`` is centipawns at K = 400 (a logit), and the file's scale, the engine's
+    centipawns, is fitted again at export."""
     hidden = net.hidden
     qa, qb = int(net.net_meta[nnue.NM_QA]), int(net.net_meta[nnue.NM_QB])
     weights = net.net16.astype(np.float32)
@@ -185,7 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=1e-2, help="the starting learning rate")
     parser.add_argument("--wdl", type=float, default=0.3,
                         help="weight of the game result in the target (0 .. 1)")
-    parser.add_argument("--k", type=float, default=400.0, help="sigmoid scale K (cp)")
+    parser.add_argument("--k", type=float, nargs="+", default=[400.0],
+                        help="the data's sigmoid scale K (cp): one for every --data file, or "
+                             "one per file in their order; a net's games have its header "
+                             "scale (default 400)")
     parser.add_argument("--validation", type=float, default=0.1,
                         help="share of positions held out")
     parser.add_argument("--fraction", type=float, default=1.0,
@@ -211,6 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except nnue.NetFileError as error:
             raise SystemExit(f"--init: {error}") from None
         args.hidden, args.activation = init.hidden, init.activation_name
+    if len(args.k) not in (1, len(args.data)) or min(args.k) <= 0.0:
+        raise SystemExit(f"--k: give one positive K, or one for each of the {len(args.data)} "
+                         f"--data files (got {len(args.k)})")
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
     if not 0.0 < args.fraction <= 1.0:
@@ -225,13 +234,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Consecutive records come from the same game: each file's contiguous tail is held out,
     # so that validation positions are not near-copies of training ones.
     train_parts, valid_parts = [], []
-    for path in args.data:
+    k_train, k_valid = [], []
+    ks = args.k * len(args.data) if len(args.k) == 1 else args.k
+    for path, k in zip(args.data, ks, strict=True):
         part = read_records(path)
         if len(part) < 100:
             raise SystemExit(f"--data {path}: {len(part)} positions are too few to train on")
         split = int(len(part) * (1 - args.validation))
         train_parts.append(part[:int(split * args.fraction)])
         valid_parts.append(part[split:])
+        k_train.append(np.full(len(train_parts[-1]), k, dtype=np.float32))
+        k_valid.append(np.full(len(valid_parts[-1]), k, dtype=np.float32))
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
     white, black, stm = features(records)
@@ -239,7 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     result_white = torch.tensor(records["result"].astype(np.float32) / 2.0)
     stm_t = torch.tensor(stm)
     result = torch.where(stm_t == 1, 1.0 - result_white, result_white)
-    target = (1 - args.wdl) * torch.sigmoid(score / args.k) + args.wdl * result
+    k_cp = torch.tensor(np.concatenate(k_train + k_valid))
+    target = (1 - args.wdl) * torch.sigmoid(score / k_cp) + args.wdl * result
     tensors = [torch.tensor(white), torch.tensor(black), stm_t, target]
     train = [t[:split].to(device) for t in tensors]
     valid = [t[split:].to(device) for t in tensors]
@@ -255,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def loss_of(batch: list[torch.Tensor]) -> torch.Tensor:
         output = model(batch[0], batch[1], batch[2])
-        return torch.mean((torch.sigmoid(output * SCALE / args.k) - batch[3]) ** 2)
+        return torch.mean((torch.sigmoid(output) - batch[3]) ** 2)
 
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
           f"N={args.hidden} {args.activation} on {device}"
