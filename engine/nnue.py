@@ -191,6 +191,15 @@ def _refreshed(board: BoardArray, row: int, net: Net) -> Int16Array:
     return acc
 
 
+def layers(net: Net) -> tuple[Int16Array, Int16Array, Int16Array]:
+    """The net's int16 weights as the file lays them out: the feature weights (768 x N), the
+    feature biases (N) and the output weights (2N, the side to move's half first)."""
+    hidden = net.hidden
+    bias_at, out_at = FEATURES * hidden, (FEATURES + 1) * hidden
+    return (net.net16[:bias_at].reshape(FEATURES, hidden), net.net16[bias_at:out_at],
+            net.net16[out_at:])
+
+
 def no_net() -> tuple[Int16Array, Int32Array]:
     """The arrays that mean "hand-written evaluation" (``NM_ENABLED`` 0)."""
     return np.zeros(1, dtype=np.int16), np.zeros(NET_META_SIZE, dtype=np.int32)

@@ -114,8 +114,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (args.scale is None) == (args.data is None):
         raise SystemExit("give --data to fit a scale, or --scale to set one")
     if args.scale is not None:
-        if not 1 <= args.scale <= nnue.MAX_SCALE:
-            raise SystemExit(f"--scale {args.scale} is outside 1..{nnue.MAX_SCALE}")
         if args.out is None:
             raise SystemExit("--scale needs --out")
         scale = args.scale
@@ -133,7 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{fit.positions} positions at scale {fit.old_scale}; fitted scale {fit.scale}")
         scale = fit.scale
     if args.out is not None:
-        args.out.write_bytes(with_scale(Path(net.path).read_bytes(), scale))
+        try:
+            data = with_scale(Path(net.path).read_bytes(), scale)
+        except ValueError as error:
+            raise SystemExit(f"--scale: {error}") from None
+        args.out.write_bytes(data)
         written = nnue.load_net(args.out)  # the engine's own check of what was written
         print(f"wrote {args.out}: net {written.hash}, scale {scale}")
     return 0

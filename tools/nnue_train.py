@@ -149,12 +149,11 @@ def load_init(model: Net, net: nnue.Net) -> None:
     same weights again.  The file's centipawn scale is not read back: the model's output times
     ``SCALE`` is centipawns at K = 400 (a logit), and the file's scale, the engine's
     centipawns, is fitted again at export."""
-    hidden = net.hidden
     qa, qb = int(net.net_meta[nnue.NM_QA]), int(net.net_meta[nnue.NM_QB])
-    weights = net.net16.astype(np.float32)
-    w1 = weights[:nnue.FEATURES * hidden].reshape(nnue.FEATURES, hidden) / qa
-    b1 = weights[nnue.FEATURES * hidden:(nnue.FEATURES + 1) * hidden] / qa
-    w2 = weights[(nnue.FEATURES + 1) * hidden:] / qb
+    ft_weights, ft_bias, out_weights = nnue.layers(net)
+    w1 = ft_weights.astype(np.float32) / qa
+    b1 = ft_bias.astype(np.float32) / qa
+    w2 = out_weights.astype(np.float32) / qb
     with torch.no_grad():
         model.ft.weight[:nnue.FEATURES] = torch.from_numpy(w1)
         model.ft_bias[:] = torch.from_numpy(b1)

@@ -72,16 +72,13 @@ def test_too_few_positions_or_a_net_that_disagrees_is_refused(tmp_path: Path) ->
     with pytest.raises(nnue_scale.ScaleFitError, match="too few"):
         nnue_scale.fit_scale(net, _boards()[:10])
     # the same net with its output negated: it calls white's advantages black's
-    hidden = net.hidden
-    weights = net.net16.astype(np.int64)
-    w1 = weights[:nnue.FEATURES * hidden].reshape(nnue.FEATURES, hidden)
-    b1 = weights[nnue.FEATURES * hidden:(nnue.FEATURES + 1) * hidden]
-    w2 = weights[(nnue.FEATURES + 1) * hidden:]
+    w1, b1, w2 = nnue.layers(net)
     meta = net.net_meta
     path = tmp_path / "negated.nnue"
     path.write_bytes(nnue.encode_net(
-        w1, b1, -w2, -int(meta[nnue.NM_OUT_BIAS]), activation=int(meta[nnue.NM_ACTIVATION]),
-        qa=int(meta[nnue.NM_QA]), qb=int(meta[nnue.NM_QB]), scale=int(meta[nnue.NM_SCALE])))
+        w1, b1, -w2.astype(np.int32), -int(meta[nnue.NM_OUT_BIAS]),
+        activation=int(meta[nnue.NM_ACTIVATION]), qa=int(meta[nnue.NM_QA]),
+        qb=int(meta[nnue.NM_QB]), scale=int(meta[nnue.NM_SCALE])))
     with pytest.raises(nnue_scale.ScaleFitError, match="against the hand-written"):
         nnue_scale.fit_scale(nnue.load_net(path), _boards())
 
