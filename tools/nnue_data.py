@@ -25,11 +25,17 @@ outside the repository.
     python -m tools.nnue_data --out ~/kibitz-data/selfplay.bin --nodes 5000 --jobs 1
 
 With ``--evalfile NET`` both sides play with that net: the data of the next generation.
+
+Beside the file, ``FILE.json`` names the evaluation that played its games and its sigmoid scale
+K (``data_k``): a net's scores are in its own centipawns (its header scale a unit), so the
+trainer reads each file's K there.  A run refuses to append games of another K to a file; a
+file written before these sidecars has none, and the trainer needs its K given (``--k``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import queue
@@ -51,6 +57,9 @@ RECORD_DTYPE = np.dtype([
 RECORD_BYTES = RECORD_DTYPE.itemsize
 MAX_SCORE_CP = 3000  # scores are clipped here (the int16 field, and beyond it all are wins)
 RESULT_CODE = {"1-0": 2, "1/2-1/2": 1, "0-1": 0}
+# K of the hand-written evaluation's scores: the usual 400 cp per unit of the sigmoid, whose
+# centipawns the search's margins are in
+HAND_WRITTEN_K_CP = 400
 PROGRESS_EVERY_S = 1.0
 BAR_WIDTH = 30
 
@@ -111,6 +120,75 @@ def play_game(rng: random.Random, nodes: int, random_plies: int,
     kept, result = selfplay.play_game(rng, nodes, random_plies, net)
     code = RESULT_CODE[result]
     return b"".join(encode(board, score, code) for board, score in kept), len(kept)
+
+
+def meta_path(data: Path) -> Path:
+    """The sidecar of a data file: which evaluation played its games, at which K."""
+    return data.with_name(data.name + ".json")
+
+
+def data_k(data: Path) -> int | None:
+    """The K of ``data``'s scores as its sidecar records it; None where it has no sidecar.
+
+    Raises ``ValueError`` naming the sidecar when it cannot be read or holds no K."""
+    path = meta_path(data)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a data file's sidecar ({exc})") from None
+    k = meta.get("k") if isinstance(meta, dict) else None
+    if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+        raise ValueError(f"{path}: no positive whole 'k' in it")
+    return k
+
+
+def file_ks(paths: Sequence[Path], given: Sequence[float] | None) -> list[float]:
+    """The K of each data file: ``given`` (one for all, or one per file) where the caller names
+    it, else the file's sidecar (``data_k``).  Raises ``SystemExit`` naming what is wrong."""
+    if given is not None:
+        if len(given) not in (1, len(paths)) or min(given) <= 0.0:
+            raise SystemExit(f"--k: give one positive K, or one for each of the {len(paths)} "
+                             f"--data files (got {len(given)})")
+        ks = list(given) * len(paths) if len(given) == 1 else list(given)
+    else:
+        ks = []
+    for index, path in enumerate(paths):
+        try:
+            recorded = data_k(path)
+        except ValueError as exc:
+            raise SystemExit(f"--data {path}: {exc}") from None
+        if given is None:
+            if recorded is None:
+                raise SystemExit(
+                    f"--data {path}: no sidecar {meta_path(path).name} names its K: give --k "
+                    f"({HAND_WRITTEN_K_CP} for the hand-written evaluation's games, a net's "
+                    "header scale for the net's)")
+            ks.append(float(recorded))
+        elif recorded is not None and recorded != ks[index]:
+            print(f"--data {path}: K {ks[index]:g} as given, where its sidecar says {recorded}",
+                  file=sys.stderr)
+    return ks
+
+
+def _claim_sidecar(out: Path, existing_bytes: int, k: int, evaluation: str) -> None:
+    """Write ``out``'s sidecar for a new file, or check that an existing file's games were
+    played at the same K: one file, one K."""
+    try:
+        recorded = data_k(out)
+    except ValueError as exc:
+        raise SystemExit(f"--out {out}: {exc}") from None
+    if recorded is None and existing_bytes == 0:
+        meta_path(out).write_text(json.dumps({"evaluation": evaluation, "k": k}) + "\n",
+                                  encoding="utf-8")
+    elif recorded is None:
+        print(f"{out}: has no sidecar {meta_path(out).name}: give the trainer its K (--k)",
+              file=sys.stderr)
+    elif recorded != k:
+        raise SystemExit(f"--out {out}: its games were played at K {recorded} "
+                         f"({meta_path(out).name}); these would be at K {k} ({evaluation}): "
+                         "write them to another file")
 
 
 def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int, eval_file: str,
@@ -174,13 +252,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"--out {args.out}: {existing} bytes is not a whole number of "
                          f"{RECORD_BYTES}-byte records (not a data file, or a torn write)")
     if args.evalfile:
-        from engine.nnue import NetFileError, net_for
+        from engine.nnue import NM_SCALE, NetFileError, net_for
 
         try:  # refused here, with its reason, rather than in every worker
             net = net_for(args.evalfile)
         except NetFileError as exc:
             raise SystemExit(f"--evalfile: {exc}") from None
         print(f"playing with net {net.hash} ({args.evalfile})", file=sys.stderr)
+        k, evaluation = int(net.net_meta[NM_SCALE]), f"net {net.hash}"
+    else:
+        k, evaluation = HAND_WRITTEN_K_CP, "hand-written"
+    _claim_sidecar(out, existing, k, evaluation)
     print(f"{out}: {existing // RECORD_BYTES} positions already", file=sys.stderr)
     progress: mp.Queue[int] = mp.get_context("spawn").Queue()
     context = mp.get_context("spawn")  # a fresh interpreter each: no numba state is forked

@@ -6,10 +6,11 @@ the search score with the game result, ``(1 - wdl) * sigmoid(score / K) + wdl * 
 to move's view), and the loss is the mean squared error of ``sigmoid(output)`` against it: the
 model's output is a logit, ``SCALE`` centipawns a unit at K = 400.  K is the data's: the
 centipawns per unit of the net that played its games (400 for the hand-written evaluation's
-games and for a net written at scale 400; a fitted net's own scale otherwise), one for all
-files or one per file.  Adam with a cosine learning-rate schedule; a held-out share of the games'
-positions is never trained on and its loss is printed after every epoch.  The file's centipawn
-scale is then fitted to the hand-written evaluation's on the held-out positions
+games and for a net written at scale 400; a fitted net's own scale otherwise): each file's
+sidecar (``FILE.json``, written by ``tools.nnue_data``) records it, and ``--k`` overrides it,
+one for all files or one per file.  Adam with a cosine learning-rate schedule; a held-out
+share of the games' positions is never trained on and its loss is printed after every epoch.
+The file's centipawn scale is then fitted to the hand-written evaluation's on the held-out positions
 (``tools.nnue_scale``): the search's margins are in those centipawns.  Runs on a GPU when
 one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never does.
 
@@ -36,7 +37,7 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
 from tools import nnue_scale
-from tools.nnue_data import read_records
+from tools.nnue_data import file_ks, read_records
 
 QA = 255
 # QB 64 rounded the output weights so coarsely that the engine was 4.5 cp from the float model
@@ -187,10 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=1e-2, help="the starting learning rate")
     parser.add_argument("--wdl", type=float, default=0.3,
                         help="weight of the game result in the target (0 .. 1)")
-    parser.add_argument("--k", type=float, nargs="+", default=[400.0],
+    parser.add_argument("--k", type=float, nargs="+",
                         help="the data's sigmoid scale K (cp): one for every --data file, or "
-                             "one per file in their order; a net's games have its header "
-                             "scale (default 400)")
+                             "one per file in their order (default: each file's sidecar, "
+                             "FILE.json, written by tools.nnue_data)")
     parser.add_argument("--validation", type=float, default=0.1,
                         help="share of positions held out")
     parser.add_argument("--fraction", type=float, default=1.0,
@@ -216,9 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except nnue.NetFileError as error:
             raise SystemExit(f"--init: {error}") from None
         args.hidden, args.activation = init.hidden, init.activation_name
-    if len(args.k) not in (1, len(args.data)) or min(args.k) <= 0.0:
-        raise SystemExit(f"--k: give one positive K, or one for each of the {len(args.data)} "
-                         f"--data files (got {len(args.k)})")
+    ks = file_ks(args.data, args.k)
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
     if not 0.0 < args.fraction <= 1.0:
@@ -234,7 +233,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # so that validation positions are not near-copies of training ones.
     train_parts, valid_parts = [], []
     k_train, k_valid = [], []
-    ks = args.k * len(args.data) if len(args.k) == 1 else args.k
     for path, k in zip(args.data, ks, strict=True):
         part = read_records(path)
         if len(part) < 100:

@@ -14,6 +14,14 @@ from engine import nnue
 from tools import nnue_data
 
 
+def _tiny_net(path: Path, scale: int) -> Path:
+    rng = np.random.default_rng(2)
+    path.write_bytes(nnue.encode_net(np.round(rng.uniform(-60, 60, (nnue.FEATURES, 8))),
+                                     np.full(8, 100.0), np.round(rng.uniform(-90, 90, 16)), 0,
+                                     activation=nnue.ACT_SCRELU, qa=255, qb=64, scale=scale))
+    return path
+
+
 def test_records_round_trip_the_position_score_and_result() -> None:
     rng = random.Random(4)
     for fen in (chess.STARTING_FEN, "r3k2r/pPp1qppp/2n2n2/3pP3/1b4b1/2N2N2/PP1Q1PPP/R3K2R b - -",
@@ -44,11 +52,7 @@ def test_a_self_play_game_keeps_only_quiet_scored_positions() -> None:
 def test_a_game_with_a_net_is_played_by_the_net(tmp_path: Path) -> None:
     """The same opening and node count with a net (``--evalfile``): other scores, because the
     net evaluates instead of the hand-written terms."""
-    net = tmp_path / "tiny.nnue"
-    rng = np.random.default_rng(2)
-    net.write_bytes(nnue.encode_net(np.round(rng.uniform(-60, 60, (nnue.FEATURES, 8))),
-                                    np.full(8, 100.0), np.round(rng.uniform(-90, 90, 16)), 0,
-                                    activation=nnue.ACT_SCRELU, qa=255, qb=64, scale=400))
+    net = _tiny_net(tmp_path / "tiny.nnue", 400)
     hand, _ = nnue_data.play_game(random.Random(9), 300, 2)
     learned, count = nnue_data.play_game(random.Random(9), 300, 2, str(net))
     assert count > 0 and learned != hand
@@ -67,3 +71,39 @@ def test_a_run_appends_whole_games_and_gives_back_the_sigterm_handler(tmp_path: 
     assert signal.getsignal(signal.SIGTERM) is before
     records = nnue_data.read_records(out)
     assert len(records) > 0 and len({int(r) for r in records["result"]}) == 1
+    # the sidecar names the hand-written evaluation and its K; games of a net at another K
+    # are refused before any is played, the file and its sidecar untouched
+    assert nnue_data.data_k(out) == nnue_data.HAND_WRITTEN_K_CP == 400
+    sidecar = nnue_data.meta_path(out)
+    assert sidecar.name == "d.bin.json" and "hand-written" in sidecar.read_text()
+    size, meta = out.stat().st_size, sidecar.read_text()
+    net = _tiny_net(tmp_path / "k250.nnue", 250)
+    with pytest.raises(SystemExit, match=r"d\.bin: its games were played at K 400 .*"
+                                         r"at K 250 \(net [0-9a-f]{8}\): write them to another"):
+        nnue_data.main(["--out", str(out), "--evalfile", str(net), "--games", "1"])
+    assert out.stat().st_size == size and sidecar.read_text() == meta
+
+
+def test_the_trainer_takes_each_file_s_k_from_its_sidecar_or_as_given(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``file_ks``: the sidecar's K per file; ``--k`` overrides it (one for all or one per
+    file), and a file without a sidecar, or with a broken one, is refused by name."""
+    old, new, broken = tmp_path / "old.bin", tmp_path / "new.bin", tmp_path / "broken.bin"
+    nnue_data.meta_path(new).write_text('{"evaluation": "net 0123abcd", "k": 240}\n')
+    assert nnue_data.file_ks([new], None) == [240.0]
+    with pytest.raises(SystemExit, match=r"--data .*old\.bin: no sidecar old\.bin\.json "
+                                         r"names its K: give --k \(400 for the hand-written"):
+        nnue_data.file_ks([new, old], None)
+    assert nnue_data.file_ks([new, old], [400.0]) == [400.0, 400.0]
+    assert "new.bin: K 400 as given, where its sidecar says 240" in capsys.readouterr().err
+    assert nnue_data.file_ks([new, old], [240.0, 400.0]) == [240.0, 400.0]
+    with pytest.raises(SystemExit, match=r"--k: give one positive K, or one for each of the "
+                                         r"2 --data files \(got 3\)"):
+        nnue_data.file_ks([new, old], [1.0, 2.0, 3.0])
+    for text, reason in (("{not json", "not a data file's sidecar"),
+                         ('{"k": 0}', "no positive whole 'k' in it"),
+                         ('{"k": "240"}', "no positive whole 'k' in it")):
+        nnue_data.meta_path(broken).write_text(text)
+        with pytest.raises(SystemExit, match=rf"--data .*broken\.bin: .*broken\.bin\.json: "
+                                             rf"{reason}"):
+            nnue_data.file_ks([broken], None)
