@@ -173,16 +173,17 @@ def file_ks(paths: Sequence[Path], given: Sequence[float] | None) -> list[float]
 
 
 def _claim_sidecar(out: Path, existing_bytes: int, k: int, evaluation: str) -> None:
-    """Write ``out``'s sidecar for a new file, or check that an existing file's games were
-    played at the same K: one file, one K."""
+    """Write ``out``'s sidecar for a new (or empty) file, or check that an existing file's
+    games were played at the same K: one file, one K."""
+    if existing_bytes == 0:  # a sidecar left beside no games describes nothing
+        meta_path(out).write_text(json.dumps({"evaluation": evaluation, "k": k}) + "\n",
+                                  encoding="utf-8")
+        return
     try:
         recorded = data_k(out)
     except ValueError as exc:
         raise SystemExit(f"--out {out}: {exc}") from None
-    if recorded is None and existing_bytes == 0:
-        meta_path(out).write_text(json.dumps({"evaluation": evaluation, "k": k}) + "\n",
-                                  encoding="utf-8")
-    elif recorded is None:
+    if recorded is None:
         print(f"{out}: has no sidecar {meta_path(out).name}: give the trainer its K (--k)",
               file=sys.stderr)
     elif recorded != k:

@@ -65,6 +65,7 @@ def test_a_run_appends_whole_games_and_gives_back_the_sigterm_handler(tmp_path: 
     """A run in the caller's process (as here) writes its games and leaves SIGTERM as it
     found it: the handler that ends a run as Ctrl-C does is the run's alone."""
     out = tmp_path / "d.bin"
+    nnue_data.meta_path(out).write_text('{"k": 250}')  # left beside no games: rewritten
     before = signal.getsignal(signal.SIGTERM)
     assert nnue_data.main(["--out", str(out), "--nodes", "100", "--jobs", "1",
                            "--games", "1"]) == 0
