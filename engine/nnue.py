@@ -126,6 +126,11 @@ class Net:
     def activation_name(self) -> str:
         return ACTIVATIONS[int(self.net_meta[NM_ACTIVATION])]
 
+    @property
+    def scale(self) -> int:
+        """The header's centipawns per unit of the output."""
+        return int(self.net_meta[NM_SCALE])
+
 
 # Nets already read, by resolved path, with the file's (size, mtime) when read: the engine host
 # loads its net before forking, and every game it forks finds it here (shared pages).

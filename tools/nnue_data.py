@@ -147,27 +147,27 @@ def data_k(data: Path) -> int | None:
 def file_ks(paths: Sequence[Path], given: Sequence[float] | None) -> list[float]:
     """The K of each data file: ``given`` (one for all, or one per file) where the caller names
     it, else the file's sidecar (``data_k``).  Raises ``SystemExit`` naming what is wrong."""
-    if given is not None:
-        if len(given) not in (1, len(paths)) or min(given) <= 0.0:
-            raise SystemExit(f"--k: give one positive K, or one for each of the {len(paths)} "
-                             f"--data files (got {len(given)})")
-        ks = list(given) * len(paths) if len(given) == 1 else list(given)
-    else:
-        ks = []
-    for index, path in enumerate(paths):
+    recorded: list[int | None] = []
+    for path in paths:
         try:
-            recorded = data_k(path)
+            recorded.append(data_k(path))
         except ValueError as exc:
             raise SystemExit(f"--data {path}: {exc}") from None
-        if given is None:
-            if recorded is None:
+    if given is None:
+        for path, k in zip(paths, recorded, strict=True):
+            if k is None:
                 raise SystemExit(
                     f"--data {path}: no sidecar {meta_path(path).name} names its K: give --k "
                     f"({HAND_WRITTEN_K_CP} for the hand-written evaluation's games, a net's "
                     "header scale for the net's)")
-            ks.append(float(recorded))
-        elif recorded is not None and recorded != ks[index]:
-            print(f"--data {path}: K {ks[index]:g} as given, where its sidecar says {recorded}",
+        return [float(k) for k in recorded if k is not None]
+    if len(given) not in (1, len(paths)) or min(given) <= 0.0:
+        raise SystemExit(f"--k: give one positive K, or one for each of the {len(paths)} "
+                         f"--data files (got {len(given)})")
+    ks = list(given) * len(paths) if len(given) == 1 else list(given)
+    for path, k_given, said in zip(paths, ks, recorded, strict=True):
+        if said is not None and said != k_given:
+            print(f"--data {path}: K {k_given:g} as given, where its sidecar says {said}",
                   file=sys.stderr)
     return ks
 
@@ -253,14 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"--out {args.out}: {existing} bytes is not a whole number of "
                          f"{RECORD_BYTES}-byte records (not a data file, or a torn write)")
     if args.evalfile:
-        from engine.nnue import NM_SCALE, NetFileError, net_for
+        from engine.nnue import NetFileError, net_for
 
         try:  # refused here, with its reason, rather than in every worker
             net = net_for(args.evalfile)
         except NetFileError as exc:
             raise SystemExit(f"--evalfile: {exc}") from None
         print(f"playing with net {net.hash} ({args.evalfile})", file=sys.stderr)
-        k, evaluation = int(net.net_meta[NM_SCALE]), f"net {net.hash}"
+        k, evaluation = net.scale, f"net {net.hash}"
     else:
         k, evaluation = HAND_WRITTEN_K_CP, "hand-written"
     _claim_sidecar(out, existing, k, evaluation)

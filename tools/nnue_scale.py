@@ -69,7 +69,7 @@ def fit_scale(net: nnue.Net, boards: Iterable[chess.Board]) -> ScaleFit:
                             f"few to fit a scale (at least {MIN_FIT_POSITIONS})")
     slope = float(np.polyfit(np.array(hand, dtype=np.float64),
                              np.array(learned, dtype=np.float64), 1)[0])
-    old_scale = int(net.net_meta[nnue.NM_SCALE])
+    old_scale = net.scale
     if slope <= 0.0:
         raise ScaleFitError(f"net {net.hash} scores against the hand-written evaluation "
                             f"(slope {slope:.3f}): no scale fits it")

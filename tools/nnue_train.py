@@ -331,7 +331,7 @@ def sanity(model: Net, net: nnue.Net, records: npt.NDArray[np.void],
     count = len(records)
     with torch.no_grad():
         floats = (model(valid[0][:count], valid[1][:count], valid[2][:count])
-                  * int(net.net_meta[nnue.NM_SCALE])).cpu()
+                  * net.scale).cpu()
     learned, hand = [], []
     for record in records:
         position = Position.from_fen(decode_board(record).fen())
