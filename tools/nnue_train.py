@@ -50,12 +50,30 @@ MAX_PIECES = 32
 FT_LIMIT = 32767 / QA / MAX_PIECES  # a feature weight so large could overflow an accumulator
 OUT_LIMIT = 32767 / QB
 
-IntArray = npt.NDArray[np.int64]
+IndexArray = npt.NDArray[np.int16]
+# Records turned into input indices at a time: the unpacking's intermediates take about 2 KB a
+# record, so all of a 16 M-position set at once needed more than 24 GB.
+FEATURE_CHUNK = 1 << 20
+# Positions per forward pass when a loss is measured without training (the held-out set).
+EVAL_BATCH = 1 << 16
 
 
-def features(records: npt.NDArray[np.void]) -> tuple[IntArray, IntArray, IntArray]:
+def features(records: npt.NDArray[np.void]) -> tuple[IndexArray, IndexArray,
+                                                     npt.NDArray[np.int64]]:
     """Input indices of every record for white's and black's view (padded with ``PAD``), and
-    the side to move (0 white, 1 black)."""
+    the side to move (0 white, 1 black).  The indices are int16 (768 features and the pad fit),
+    a quarter of int64's memory: they are widened a batch at a time (``widen``)."""
+    n = len(records)
+    white_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
+    black_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
+    for first in range(0, n, FEATURE_CHUNK):
+        chunk = records[first:first + FEATURE_CHUNK]
+        white_idx[first:first + len(chunk)], black_idx[first:first + len(chunk)] = (
+            _chunk_features(chunk))
+    return white_idx, black_idx, records["stm"].astype(np.int64)
+
+
+def _chunk_features(records: npt.NDArray[np.void]) -> tuple[IndexArray, IndexArray]:
     n = len(records)
     occupancy = records["occupancy"].astype("<u8").view(np.uint8).reshape(n, 8)
     bits = np.unpackbits(occupancy, axis=1, bitorder="little").astype(bool)  # (n, 64)
@@ -63,17 +81,22 @@ def features(records: npt.NDArray[np.void]) -> tuple[IntArray, IntArray, IntArra
     nibbles = np.stack([packed & 15, packed >> 4], axis=2).reshape(n, 32)
     rank = np.cumsum(bits, axis=1) - 1  # the k-th occupied square holds nibble k
     rows, squares = np.nonzero(bits)
-    codes = nibbles[rows, rank[rows, squares]].astype(np.int64)
+    slot = rank[rows, squares]
+    codes = nibbles[rows, slot].astype(np.int64)
     piece_type = codes % 8
     black = codes >= 8
     white_view = (black * 6 + piece_type) * 64 + squares
     black_view = ((~black) * 6 + piece_type) * 64 + (squares ^ 56)
-    slot = rank[rows, squares]
-    white_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int64)
-    black_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int64)
+    white_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
+    black_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
     white_idx[rows, slot] = white_view
     black_idx[rows, slot] = black_view
-    return white_idx, black_idx, records["stm"].astype(np.int64)
+    return white_idx, black_idx
+
+
+def widen(batch: list[torch.Tensor]) -> list[torch.Tensor]:
+    """A batch with its index tensors as int64, which ``EmbeddingBag`` takes."""
+    return [batch[0].long(), batch[1].long(), *batch[2:]]
 
 
 PIECES = nnue.FEATURES // 64  # (relation, piece type) pairs: a feature's square dropped
@@ -251,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = torch.where(stm_t == 1, 1.0 - result_white, result_white)
     k_cp = torch.tensor(np.concatenate(k_train + k_valid))
     target = (1 - args.wdl) * torch.sigmoid(score / k_cp) + args.wdl * result
-    tensors = [torch.tensor(white), torch.tensor(black), stm_t, target]
+    tensors = [torch.from_numpy(white), torch.from_numpy(black), stm_t, target]
     train = [t[:split].to(device) for t in tensors]
     valid = [t[split:].to(device) for t in tensors]
     activation = nnue.ACT_SCRELU if args.activation == "screlu" else nnue.ACT_CRELU
@@ -265,8 +288,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                           eta_min=args.lr / 100)
 
     def loss_of(batch: list[torch.Tensor]) -> torch.Tensor:
-        output = model(batch[0], batch[1], batch[2])
+        output = model(*widen(batch)[:3])
         return torch.mean((torch.sigmoid(output) - batch[3]) ** 2)
+
+    def held_out_loss() -> float:
+        # a batch at a time: one forward pass over a million positions needs gigabytes
+        total = 0.0
+        with torch.no_grad():
+            for first in range(0, len(valid[0]), EVAL_BATCH):
+                batch = [t[first:first + EVAL_BATCH] for t in valid]
+                total += float(loss_of(batch)) * len(batch[0])
+        return total / len(valid[0])
 
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
           f"N={args.hidden} {args.activation} on {device}"
@@ -274,9 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{', factorised' if args.factorize else ''}"
           f"{f', from {init.path} (net {init.hash})' if init is not None else ''}", flush=True)
     if init is not None:
-        with torch.no_grad():
-            print(f"epoch   0: validation loss {float(loss_of(valid)):.6f} (the --init net)",
-                  flush=True)
+        print(f"epoch   0: validation loss {held_out_loss():.6f} (the --init net)", flush=True)
     for epoch in range(1, args.epochs + 1):
         started = time.monotonic()
         model.train()
@@ -295,8 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             model.clip()
             total += float(loss.detach()) * len(index)
         model.eval()
-        with torch.no_grad():
-            held_out = float(loss_of(valid))
+        held_out = held_out_loss()
         print(f"epoch {epoch:3d}: train loss {total / split:.6f}  validation loss "
               f"{held_out:.6f}  lr {schedule.get_last_lr()[0]:.2e}  "
               f"{time.monotonic() - started:.1f} s", flush=True)
@@ -330,8 +359,7 @@ def sanity(model: Net, net: nnue.Net, records: npt.NDArray[np.void],
 
     count = len(records)
     with torch.no_grad():
-        floats = (model(valid[0][:count], valid[1][:count], valid[2][:count])
-                  * net.scale).cpu()
+        floats = (model(*widen([t[:count] for t in valid[:3]])) * net.scale).cpu()
     learned, hand = [], []
     for record in records:
         position = Position.from_fen(decode_board(record).fen())
