@@ -67,13 +67,14 @@ def features(records: npt.NDArray[np.void]) -> tuple[IndexArray, IndexArray,
     white_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
     black_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
     for first in range(0, n, FEATURE_CHUNK):
-        chunk = records[first:first + FEATURE_CHUNK]
-        white_idx[first:first + len(chunk)], black_idx[first:first + len(chunk)] = (
-            _chunk_features(chunk))
+        last = first + FEATURE_CHUNK
+        _fill_features(records[first:last], white_idx[first:last], black_idx[first:last])
     return white_idx, black_idx, records["stm"].astype(np.int64)
 
 
-def _chunk_features(records: npt.NDArray[np.void]) -> tuple[IndexArray, IndexArray]:
+def _fill_features(records: npt.NDArray[np.void], white_idx: IndexArray,
+                   black_idx: IndexArray) -> None:
+    """Write the records' occupied slots into their rows of the (padded) index arrays."""
     n = len(records)
     occupancy = records["occupancy"].astype("<u8").view(np.uint8).reshape(n, 8)
     bits = np.unpackbits(occupancy, axis=1, bitorder="little").astype(bool)  # (n, 64)
@@ -87,11 +88,8 @@ def _chunk_features(records: npt.NDArray[np.void]) -> tuple[IndexArray, IndexArr
     black = codes >= 8
     white_view = (black * 6 + piece_type) * 64 + squares
     black_view = ((~black) * 6 + piece_type) * 64 + (squares ^ 56)
-    white_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
-    black_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
     white_idx[rows, slot] = white_view
     black_idx[rows, slot] = black_view
-    return white_idx, black_idx
 
 
 def widen(batch: list[torch.Tensor]) -> list[torch.Tensor]:
