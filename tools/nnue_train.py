@@ -44,6 +44,7 @@ QA = 255
 # on average (max 16); at 512, 1.4 cp (max 4.7).  The engine sums SCReLU in int64, and a CReLU
 # half in int32, which no clipped weight can overflow up to N = 256.
 QB = 512
+DEFAULT_HIDDEN = 128
 SCALE = 400  # centipawns per unit of the model's logit at K = 400 (``--no-fit-scale``)
 PAD = nnue.FEATURES  # the index of the all-zero row that pads positions to MAX_PIECES
 MAX_PIECES = 32
@@ -176,10 +177,18 @@ def load_init(model: Net, net: nnue.Net) -> None:
     w1 = ft_weights.astype(np.float32) / qa
     b1 = ft_bias.astype(np.float32) / qa
     w2 = out_weights.astype(np.float32) / qb
+    old, new = net.hidden, model.ft_bias.shape[0]
+    if new < old:
+        raise ValueError(f"a model of N={new} cannot start from a net of N={old}")
     with torch.no_grad():
-        model.ft.weight[:nnue.FEATURES] = torch.from_numpy(w1)
-        model.ft_bias[:] = torch.from_numpy(b1)
-        model.out.weight[0] = torch.from_numpy(w2)
+        # A wider model keeps the net's units as its first ones; the added units keep their
+        # random input weights but start with output weights of 0, so the widened model
+        # scores every position as the net did and the new units grow from there.
+        model.ft.weight[:nnue.FEATURES, :old] = torch.from_numpy(w1)
+        model.ft_bias[:old] = torch.from_numpy(b1)
+        model.out.weight.zero_()
+        model.out.weight[0, :old] = torch.from_numpy(w2[:old])  # the side to move's units
+        model.out.weight[0, new:new + old] = torch.from_numpy(w2[old:])  # the other side's
         model.out.bias[0] = float(net.net_meta[nnue.NM_OUT_BIAS]) / (qa * qb)
 
 
@@ -201,7 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, nargs="+", required=True,
                         help="tools.nnue_data record files (each holds out its own tail)")
     parser.add_argument("--out", type=Path, required=True, help="the net file to write")
-    parser.add_argument("--hidden", type=int, default=128, help="hidden units per side")
+    parser.add_argument("--hidden", type=int,
+                        help=f"hidden units per side (default: the --init net's, or "
+                             f"{DEFAULT_HIDDEN})")
     parser.add_argument("--activation", choices=("crelu", "screlu"), default="screlu")
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--batch", type=int, default=4096)
@@ -224,7 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="do not mirror half of each batch across the d/e line")
     parser.add_argument("--init", metavar="NET",
                         help="start from this net file (or the name of a net in engine/nets/): "
-                             "its N and activation replace --hidden and --activation")
+                             "its activation replaces --activation, and its N is the "
+                             "least --hidden (a larger one widens it: see load_init)")
     parser.add_argument("--no-fit-scale", dest="fit_scale", action="store_false",
                         help=f"write the centipawn scale {SCALE} instead of fitting it to the "
                              "hand-written evaluation's on the held-out positions "
@@ -237,7 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             init = nnue.load_net(nnue.resolve_eval_file(args.init))
         except nnue.NetFileError as error:
             raise SystemExit(f"--init: {error}") from None
-        args.hidden, args.activation = init.hidden, init.activation_name
+        args.hidden = init.hidden if args.hidden is None else args.hidden
+        if args.hidden < init.hidden:
+            raise SystemExit(f"--hidden {args.hidden} is narrower than the --init net's "
+                             f"N={init.hidden} (N stays, or grows)")
+        args.activation = init.activation_name
+    args.hidden = DEFAULT_HIDDEN if args.hidden is None else args.hidden
     ks = file_ks(args.data, args.k)
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
