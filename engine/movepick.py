@@ -1,7 +1,8 @@
 """Move ordering: scoring the generated moves of a node, picking them best first, and SEE.
 
 Order: the hash move; winning and equal captures and promotions (MVV/LVA); the two killer
-moves; the counter move; quiet moves by history; losing captures (negative SEE) last.
+moves; the counter move; quiet moves by history (the side's butterfly table plus the
+continuation tables of the last two moves); losing captures (negative SEE) last.
 Moves are scored once after generation and picked by selection (``pick_next``), so a cutoff on
 an early move never pays for sorting the rest.
 """
@@ -29,6 +30,7 @@ from engine.constants import (
     QUEEN,
     ROOK,
     ROOK_STEPS,
+    SQ64,
     WHITE,
     BoardArray,
     Int32Array,
@@ -37,9 +39,15 @@ from engine.constants import (
 )
 from engine.jit import njit_noalloc
 
+Int16Array = npt.NDArray[np.int16]
+
 # Exchange values for SEE and MVV/LVA, by piece type (index 0 unused).
 SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000], dtype=np.int64)
 SEE_BUFFER_SIZE = 64  # gains (32) + removed squares and pieces (32)
+
+# Continuation history is indexed by (piece code, target square) of a move: 16 codes x 64.
+CONT_SIZE = 16 * 64
+NO_CONT = CONT_SIZE  # the extra row, never written: no move before (root, null move)
 
 
 def new_see_buffer() -> Int64Array:
@@ -59,6 +67,16 @@ def move_to(move: int) -> int:
 @njit_noalloc
 def move_promotion(move: int) -> int:
     return (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+
+
+@njit_noalloc
+def cont_index(board: BoardArray, move: int) -> int:
+    """The move's (piece, target square) index into continuation history, before it is made."""
+    return int((board[move_from(move)] & 15) * 64 + SQ64[move_to(move)])
+
+
+def new_cont_history() -> Int16Array:
+    return np.zeros((CONT_SIZE + 1, CONT_SIZE), dtype=np.int16)
 
 
 @njit_noalloc
@@ -229,8 +247,15 @@ def score_moves(
     history: Int32Array,
     side: int,
     buf: Int64Array,
+    cont_history: Int16Array,
+    prev1: int,
+    prev2: int,
 ) -> None:
-    """Ordering keys for the ``n`` moves of a full-width node."""
+    """Ordering keys for the ``n`` moves of a full-width node.
+
+    ``prev1`` and ``prev2`` are the continuation indices of the opponent's last move and of our
+    own move before it (``NO_CONT`` where there is none).
+    """
     for i in range(n):
         move = moves[i]
         if move == hash_move:
@@ -248,7 +273,7 @@ def score_moves(
         elif move == counter:
             scores[i] = params.SCORE_COUNTER
         else:
-            scores[i] = history[side, move_from(move), move_to(move)]
+            scores[i] = quiet_history(board, move, history, side, cont_history, prev1, prev2)
 
 
 @njit_noalloc
@@ -284,6 +309,25 @@ def pick_next(moves: MoveArray, scores: Int32Array, start: int, n: int) -> int:
 
 
 @njit_noalloc
+def quiet_history(
+    board: BoardArray,
+    move: int,
+    history: Int32Array,
+    side: int,
+    cont_history: Int16Array,
+    prev1: int,
+    prev2: int,
+) -> int:
+    """A quiet move's history: butterfly plus both continuations (the NO_CONT row is zero)."""
+    idx = cont_index(board, move)
+    return int(
+        history[side, move_from(move), move_to(move)]
+        + cont_history[prev1, idx]
+        + cont_history[prev2, idx]
+    )
+
+
+@njit_noalloc
 def update_history(history: Int32Array, side: int, move: int, bonus: int) -> None:
     """History gravity: the entry moves towards +-HISTORY_MAX and never leaves that range."""
     frm = move_from(move)
@@ -292,3 +336,14 @@ def update_history(history: Int32Array, side: int, move: int, bonus: int) -> Non
     magnitude = bonus if bonus >= 0 else -bonus
     entry += bonus - entry * magnitude // params.HISTORY_MAX
     history[side, frm, to] = entry
+
+
+@njit_noalloc
+def update_continuation(cont_history: Int16Array, prev: int, idx: int, bonus: int) -> None:
+    """The same gravity for a continuation entry; the NO_CONT row stays zero."""
+    if prev == NO_CONT:
+        return
+    entry = int(cont_history[prev, idx])
+    magnitude = bonus if bonus >= 0 else -bonus
+    entry += bonus - entry * magnitude // params.HISTORY_MAX
+    cont_history[prev, idx] = entry

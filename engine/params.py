@@ -48,7 +48,8 @@ IIR_MIN_DEPTH = 4  # internal iterative reduction without a hash move
 SEE_PRUNING_MAX_DEPTH = 3  # losing captures are not searched at this depth or below
 RAZOR_MAX_DEPTH = 2  # razoring: static eval + margin * depth below alpha -> quiescence
 RAZOR_MARGIN_CP = 250
-LMR_HISTORY_DIVISOR = 6000  # history score worth one ply less (or more) reduction
+LMR_HISTORY_DIVISOR = 6000  # history score (butterfly + both continuations) worth one ply ...
+LMR_HISTORY_MAX_PLIES = 2  # ... less (or more) reduction, at most this many plies
 
 # --- evaluation (centipawns; _MG middle game, _EG end game) ------------------------------
 TEMPO = 10  # bonus for the side to move

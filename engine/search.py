@@ -54,17 +54,21 @@ from engine.evaluate import material_eval, new_scratch
 from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
+    NO_CONT,
     SEE_VALUE,
     captured_type,
+    cont_index,
     is_tactical,
     move_from,
     move_promotion,
     move_to,
+    new_cont_history,
     new_see_buffer,
     pick_next,
     score_captures,
     score_moves,
     see_at_least_zero,
+    update_continuation,
     update_history,
 )
 from engine.nnue import NM_ENABLED, Int16Array
@@ -87,6 +91,7 @@ from engine.params import (
     LMR_DIVISOR,
     LMR_FULL_DEPTH_MOVES,
     LMR_HISTORY_DIVISOR,
+    LMR_HISTORY_MAX_PLIES,
     LMR_MIN_DEPTH,
     MATE,
     MATE_BOUND,
@@ -349,6 +354,8 @@ def _negamax(
     killers: Int32Array,
     history: Int32Array,
     counters: Int32Array,
+    cont_history: Int16Array,
+    ply_moves: Int32Array,
     pv: Int32Array,
     pv_len: Int32Array,
     evals: Int32Array,
@@ -481,9 +488,11 @@ def _negamax(
                 (static_eval - beta) // NULL_MOVE_EVAL_DIVISOR_CP, NULL_MOVE_EVAL_MAX_EXTRA
             )
             make_null(board, stack, keys, meta)
+            ply_moves[ply] = NO_CONT
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch,
+                eval_cache, see_buf,
                 net16, net_meta, acc,
                 root_moves, depth - 1 - reduction, ply + 1, -beta, -beta + 1,
             )
@@ -506,9 +515,12 @@ def _negamax(
     counter = 0
     if prev != 0 and prev != NULL_MOVE:
         counter = counters[move_from(prev), move_to(prev)]
+    # Continuation history: the opponent's last move and our own move before it.
+    prev1 = ply_moves[ply - 1] if ply >= 1 else NO_CONT
+    prev2 = ply_moves[ply - 2] if ply >= 2 else NO_CONT
     score_moves(
         board, node_moves, node_scores, n, hash_move, killer1, killer2, counter, history, side,
-        see_buf,
+        see_buf, cont_history, prev1, prev2,
     )
 
     original_alpha = alpha
@@ -558,6 +570,8 @@ def _negamax(
             and node_scores[i] < params.SCORE_GOOD_CAPTURE - (1 << 20)
         ):
             continue
+        idx = cont_index(board, move)
+        ply_moves[ply] = idx
         make_move(board, stack, keys, meta, move)
         if net_meta[NM_ENABLED] != 0:
             nnue.push(board, stack, meta, net16, net_meta, acc)
@@ -574,7 +588,8 @@ def _negamax(
         if legal == 1:
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch,
+                eval_cache, see_buf,
                 net16, net_meta, acc,
                 root_moves, new_depth, ply + 1, -beta, -alpha,
             )
@@ -590,26 +605,35 @@ def _negamax(
                 if gives_check or move == killer1 or move == killer2:  # noqa: SIM109 (numba)
                     reduction -= 1
                 # well-proven quiet moves are reduced less, ones that keep failing more
-                reduction -= history[side, move_from(move), move_to(move)] // LMR_HISTORY_DIVISOR
+                hist = (
+                    history[side, move_from(move), move_to(move)]
+                    + cont_history[prev1, idx]
+                    + cont_history[prev2, idx]
+                )
+                hist_plies = int(hist / LMR_HISTORY_DIVISOR)  # towards zero, as in C
+                reduction -= max(-LMR_HISTORY_MAX_PLIES, min(hist_plies, LMR_HISTORY_MAX_PLIES))
                 reduction = max(0, min(reduction, new_depth - 1))
             # Principal variation search: a null window proves the move is no better.
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch,
+                eval_cache, see_buf,
                 net16, net_meta, acc,
                 root_moves, new_depth - reduction, ply + 1, -alpha - 1, -alpha,
             )
             if score > alpha and reduction > 0:
                 score = -_negamax(
                     board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                    history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                    history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop,
+                    scratch, eval_cache, see_buf,
                     net16, net_meta, acc,
                     root_moves, new_depth, ply + 1, -alpha - 1, -alpha,
                 )
             if score > alpha and score < beta:
                 score = -_negamax(
                     board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                    history, counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+                    history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop,
+                    scratch, eval_cache, see_buf,
                     net16, net_meta, acc,
                     root_moves, new_depth, ply + 1, -beta, -alpha,
                 )
@@ -633,10 +657,15 @@ def _negamax(
                             killers[ply, 0] = move
                         bonus = min(depth * depth, HISTORY_BONUS_MAX)
                         update_history(history, side, move, bonus)
+                        update_continuation(cont_history, prev1, idx, bonus)
+                        update_continuation(cont_history, prev2, idx, bonus)
                         for j in range(i):
                             other = node_moves[j]
                             if not is_tactical(other):
                                 update_history(history, side, other, -bonus)
+                                other_idx = cont_index(board, other)
+                                update_continuation(cont_history, prev1, other_idx, -bonus)
+                                update_continuation(cont_history, prev2, other_idx, -bonus)
                         if prev != 0 and prev != NULL_MOVE:
                             counters[move_from(prev), move_to(prev)] = move
                     break
@@ -670,6 +699,10 @@ class SearchTables:
     killers: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, 2), np.int32))
     history: Int32Array = field(default_factory=lambda: np.zeros((2, 128, 128), np.int32))
     counters: Int32Array = field(default_factory=lambda: np.zeros((128, 128), np.int32))
+    cont_history: Int16Array = field(default_factory=new_cont_history)
+    ply_moves: Int32Array = field(  # continuation index of the move made at each ply
+        default_factory=lambda: np.full(MAX_PLY + 1, NO_CONT, np.int32)
+    )
     pv: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_PLY + 1), np.int32))
     pv_len: Int32Array = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
     evals: Int32Array = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
@@ -684,6 +717,7 @@ class SearchTables:
         self.killers.fill(0)
         self.history.fill(0)
         self.counters.fill(0)
+        self.cont_history.fill(0)
 
 
 @njit_noalloc
@@ -698,6 +732,8 @@ def _search_root(
     killers: Int32Array,
     history: Int32Array,
     counters: Int32Array,
+    cont_history: Int16Array,
+    ply_moves: Int32Array,
     pv: Int32Array,
     pv_len: Int32Array,
     evals: Int32Array,
@@ -723,7 +759,8 @@ def _search_root(
     info[I_ROOT_ROW] = meta[M_PLY]
     return _negamax(
         board, stack, keys, meta, tt_table, moves, move_scores, killers, history,
-        counters, pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
+        counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch, eval_cache,
+        see_buf,
         net16, net_meta, acc, root_moves, depth,
         np.int64(0), alpha, beta,  # type: ignore[arg-type]
     )
@@ -831,8 +868,8 @@ class Searcher:
         return int(
             _search_root(
                 board, stack, keys, meta, self.tt_table, t.moves, t.move_scores,
-                t.killers, t.history, t.counters, t.pv, t.pv_len, t.evals, t.info, self.stop,
-                t.scratch, t.eval_cache, t.see_buf,
+                t.killers, t.history, t.counters, t.cont_history, t.ply_moves, t.pv, t.pv_len,
+                t.evals, t.info, self.stop, t.scratch, t.eval_cache, t.see_buf,
                 net16, net_meta, t.acc, t.root_moves, depth, alpha, beta,
             )
         )
