@@ -273,7 +273,9 @@ def score_moves(
         elif move == counter:
             scores[i] = params.SCORE_COUNTER
         else:
-            scores[i] = quiet_history(board, move, history, side, cont_history, prev1, prev2)
+            scores[i] = quiet_history(
+                history, side, move, cont_history, prev1, prev2, cont_index(board, move)
+            )
 
 
 @njit_noalloc
@@ -310,16 +312,17 @@ def pick_next(moves: MoveArray, scores: Int32Array, start: int, n: int) -> int:
 
 @njit_noalloc
 def quiet_history(
-    board: BoardArray,
-    move: int,
     history: Int32Array,
     side: int,
+    move: int,
     cont_history: Int16Array,
     prev1: int,
     prev2: int,
+    idx: int,
 ) -> int:
-    """A quiet move's history: butterfly plus both continuations (the NO_CONT row is zero)."""
-    idx = cont_index(board, move)
+    """A quiet move's history: butterfly plus both continuations (the NO_CONT row is zero).
+
+    ``idx`` is the move's ``cont_index``, taken before the move is made."""
     return int(
         history[side, move_from(move), move_to(move)]
         + cont_history[prev1, idx]
@@ -328,14 +331,17 @@ def quiet_history(
 
 
 @njit_noalloc
-def update_history(history: Int32Array, side: int, move: int, bonus: int) -> None:
+def _gravity(entry: int, bonus: int) -> int:
     """History gravity: the entry moves towards +-HISTORY_MAX and never leaves that range."""
+    magnitude = bonus if bonus >= 0 else -bonus
+    return entry + bonus - entry * magnitude // params.HISTORY_MAX
+
+
+@njit_noalloc
+def update_history(history: Int32Array, side: int, move: int, bonus: int) -> None:
     frm = move_from(move)
     to = move_to(move)
-    entry = int(history[side, frm, to])
-    magnitude = bonus if bonus >= 0 else -bonus
-    entry += bonus - entry * magnitude // params.HISTORY_MAX
-    history[side, frm, to] = entry
+    history[side, frm, to] = _gravity(int(history[side, frm, to]), bonus)
 
 
 @njit_noalloc
@@ -343,7 +349,4 @@ def update_continuation(cont_history: Int16Array, prev: int, idx: int, bonus: in
     """The same gravity for a continuation entry; the NO_CONT row stays zero."""
     if prev == NO_CONT:
         return
-    entry = int(cont_history[prev, idx])
-    magnitude = bonus if bonus >= 0 else -bonus
-    entry += bonus - entry * magnitude // params.HISTORY_MAX
-    cont_history[prev, idx] = entry
+    cont_history[prev, idx] = _gravity(int(cont_history[prev, idx]), bonus)

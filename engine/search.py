@@ -65,6 +65,7 @@ from engine.movepick import (
     new_cont_history,
     new_see_buffer,
     pick_next,
+    quiet_history,
     score_captures,
     score_moves,
     see_at_least_zero,
@@ -605,11 +606,7 @@ def _negamax(
                 if gives_check or move == killer1 or move == killer2:  # noqa: SIM109 (numba)
                     reduction -= 1
                 # well-proven quiet moves are reduced less, ones that keep failing more
-                hist = (
-                    history[side, move_from(move), move_to(move)]
-                    + cont_history[prev1, idx]
-                    + cont_history[prev2, idx]
-                )
+                hist = quiet_history(history, side, move, cont_history, prev1, prev2, idx)
                 hist_plies = int(hist / LMR_HISTORY_DIVISOR)  # towards zero, as in C
                 reduction -= max(-LMR_HISTORY_MAX_PLIES, min(hist_plies, LMR_HISTORY_MAX_PLIES))
                 reduction = max(0, min(reduction, new_depth - 1))
