@@ -2,7 +2,8 @@
 
 Order: the hash move; winning and equal captures and promotions (MVV/LVA); the two killer
 moves; the counter move; quiet moves by history (the side's butterfly table plus the
-continuation tables of the last two moves); losing captures (negative SEE) last.
+continuation tables of the last two moves); losing captures (negative SEE) last. Captures are
+ordered among themselves by the victim's value plus their capture history.
 Moves are scored once after generation and picked by selection (``pick_next``), so a cutoff on
 an early move never pays for sorting the rest.
 """
@@ -48,6 +49,8 @@ SEE_BUFFER_SIZE = 64  # gains (32) + removed squares and pieces (32)
 # Continuation history is indexed by (piece code, target square) of a move: 16 codes x 64.
 CONT_SIZE = 16 * 64
 NO_CONT = CONT_SIZE  # the extra row, never written: no move before (root, null move)
+# Capture history is indexed by (piece code, target square, captured type; 0 for a promotion).
+CAPTURE_HISTORY_SIZE = CONT_SIZE * 8
 
 
 def new_see_buffer() -> Int64Array:
@@ -77,6 +80,27 @@ def cont_index(board: BoardArray, move: int) -> int:
 
 def new_cont_history() -> Int16Array:
     return np.zeros((CONT_SIZE + 1, CONT_SIZE), dtype=np.int16)
+
+
+def new_capture_history() -> Int16Array:
+    return np.zeros(CAPTURE_HISTORY_SIZE, dtype=np.int16)
+
+
+@njit_noalloc
+def capture_index(board: BoardArray, move: int) -> int:
+    """The tactical move's (piece, target square, victim) index into capture history."""
+    return cont_index(board, move) * 8 + captured_type(board, move)
+
+
+@njit_noalloc
+def capture_key(board: BoardArray, move: int, capture_history: Int16Array) -> int:
+    """Ordering key of a capture or promotion: the victim (a promotion adds its piece) first,
+    then its capture history, worth up to about two and a half pawns of victim."""
+    victim = SEE_VALUE[captured_type(board, move)]
+    promo = move_promotion(move)
+    if promo != 0:
+        victim += SEE_VALUE[promo]
+    return int(victim * params.CAPTURE_VICTIM_WEIGHT + capture_history[capture_index(board, move)])
 
 
 @njit_noalloc
@@ -250,6 +274,7 @@ def score_moves(
     cont_history: Int16Array,
     prev1: int,
     prev2: int,
+    capture_history: Int16Array,
 ) -> None:
     """Ordering keys for the ``n`` moves of a full-width node.
 
@@ -261,7 +286,7 @@ def score_moves(
         if move == hash_move:
             scores[i] = params.SCORE_HASH_MOVE
         elif is_tactical(move):
-            key = mvv_lva(board, move)
+            key = capture_key(board, move, capture_history)
             if see_at_least_zero(board, move, buf):
                 scores[i] = params.SCORE_GOOD_CAPTURE + key
             else:
@@ -342,6 +367,11 @@ def update_history(history: Int32Array, side: int, move: int, bonus: int) -> Non
     frm = move_from(move)
     to = move_to(move)
     history[side, frm, to] = _gravity(int(history[side, frm, to]), bonus)
+
+
+@njit_noalloc
+def update_capture_history(capture_history: Int16Array, idx: int, bonus: int) -> None:
+    capture_history[idx] = _gravity(int(capture_history[idx]), bonus)
 
 
 @njit_noalloc

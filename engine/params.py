@@ -50,6 +50,12 @@ RAZOR_MAX_DEPTH = 2  # razoring: static eval + margin * depth below alpha -> qui
 RAZOR_MARGIN_CP = 250
 LMR_HISTORY_DIVISOR = 6000  # history score (butterfly + both continuations) worth one ply ...
 LMR_HISTORY_MAX_PLIES = 2  # ... less (or more) reduction, at most this many plies
+# Continuation history pruning, indexed by `improving` (0 / 1): at this depth or below a quiet
+# move is skipped when its entry after the opponent's last move (counter) or after our own move
+# before it (follow-up) is below the limit.
+CONT_PRUNING_MAX_DEPTH = (3, 2)
+COUNTER_HISTORY_LIMIT = (0, -1000)
+FOLLOW_UP_HISTORY_LIMIT = (-2000, -4000)
 
 # --- evaluation (centipawns; _MG middle game, _EG end game) ------------------------------
 TEMPO = 10  # bonus for the side to move
@@ -115,6 +121,7 @@ SCORE_KILLER_1 = 1 << 27
 SCORE_KILLER_2 = (1 << 27) - 1
 SCORE_COUNTER = (1 << 27) - 2
 SCORE_BAD_CAPTURE = -(1 << 28)
+CAPTURE_VICTIM_WEIGHT = 64  # a capture's key: victim value * this + its capture history
 
 # --- caches ---------------------------------------------------------------------------------
 TT_AGE_WEIGHT = 8  # replacement: a search of age costs a table entry this many plies of depth

@@ -56,12 +56,14 @@ from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
     NO_CONT,
     SEE_VALUE,
+    capture_index,
     captured_type,
     cont_index,
     is_tactical,
     move_from,
     move_promotion,
     move_to,
+    new_capture_history,
     new_cont_history,
     new_see_buffer,
     pick_next,
@@ -69,6 +71,7 @@ from engine.movepick import (
     score_captures,
     score_moves,
     see_at_least_zero,
+    update_capture_history,
     update_continuation,
     update_history,
 )
@@ -78,8 +81,11 @@ from engine.params import (
     ASPIRATION_MAX_DELTA_CP,
     ASPIRATION_MIN_DEPTH,
     ASPIRATION_WINDOW_CP,
+    CONT_PRUNING_MAX_DEPTH,
+    COUNTER_HISTORY_LIMIT,
     DELTA_MARGIN_CP,
     DRAW_SCORE,
+    FOLLOW_UP_HISTORY_LIMIT,
     FUTILITY_MARGIN_CP,
     FUTILITY_MAX_DEPTH,
     HISTORY_BONUS_MAX,
@@ -357,6 +363,7 @@ def _negamax(
     counters: Int32Array,
     cont_history: Int16Array,
     ply_moves: Int32Array,
+    capture_history: Int16Array,
     pv: Int32Array,
     pv_len: Int32Array,
     evals: Int32Array,
@@ -492,8 +499,8 @@ def _negamax(
             ply_moves[ply] = NO_CONT
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch,
-                eval_cache, see_buf,
+                history, counters, cont_history, ply_moves, capture_history,
+                pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                 net16, net_meta, acc,
                 root_moves, depth - 1 - reduction, ply + 1, -beta, -beta + 1,
             )
@@ -521,7 +528,7 @@ def _negamax(
     prev2 = ply_moves[ply - 2] if ply >= 2 else NO_CONT
     score_moves(
         board, node_moves, node_scores, n, hash_move, killer1, killer2, counter, history, side,
-        see_buf, cont_history, prev1, prev2,
+        see_buf, cont_history, prev1, prev2, capture_history,
     )
 
     original_alpha = alpha
@@ -549,17 +556,30 @@ def _negamax(
             continue
         legal += 1
         quiet = not is_tactical(move)
-        # Late move pruning: at low depth, quiet moves ordered this late are skipped.
-        if (
+        # Quiet moves may be pruned outside PV nodes and checks, once a move has a score.
+        may_prune_quiet = (
             quiet
             and not root
             and best > -MATE_BOUND
             and not pv_node
             and not checked
+        )
+        # Late move pruning: at low depth, quiet moves ordered this late are skipped.
+        if (
+            may_prune_quiet
             and depth <= LATE_MOVE_PRUNING_MAX_DEPTH
             and quiets_tried >= LATE_MOVE_PRUNING_BASE + depth * depth
         ):
             continue
+        # Continuation history pruning: near the leaves, a quiet move that has kept failing
+        # after the opponent's last move (or after our own move before it) is skipped.
+        if may_prune_quiet and depth <= CONT_PRUNING_MAX_DEPTH[int(improving)]:
+            idx = cont_index(board, move)
+            if (
+                cont_history[prev1, idx] < COUNTER_HISTORY_LIMIT[int(improving)]
+                or cont_history[prev2, idx] < FOLLOW_UP_HISTORY_LIMIT[int(improving)]
+            ):
+                continue
         # SEE pruning: at low depth a capture that loses material is not searched.
         if (
             not quiet
@@ -589,8 +609,8 @@ def _negamax(
         if legal == 1:
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch,
-                eval_cache, see_buf,
+                history, counters, cont_history, ply_moves, capture_history,
+                pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                 net16, net_meta, acc,
                 root_moves, new_depth, ply + 1, -beta, -alpha,
             )
@@ -613,24 +633,24 @@ def _negamax(
             # Principal variation search: a null window proves the move is no better.
             score = -_negamax(
                 board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch,
-                eval_cache, see_buf,
+                history, counters, cont_history, ply_moves, capture_history,
+                pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                 net16, net_meta, acc,
                 root_moves, new_depth - reduction, ply + 1, -alpha - 1, -alpha,
             )
             if score > alpha and reduction > 0:
                 score = -_negamax(
                     board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                    history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop,
-                    scratch, eval_cache, see_buf,
+                    history, counters, cont_history, ply_moves, capture_history,
+                    pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                     net16, net_meta, acc,
                     root_moves, new_depth, ply + 1, -alpha - 1, -alpha,
                 )
             if score > alpha and score < beta:
                 score = -_negamax(
                     board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                    history, counters, cont_history, ply_moves, pv, pv_len, evals, info, stop,
-                    scratch, eval_cache, see_buf,
+                    history, counters, cont_history, ply_moves, capture_history,
+                    pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
                     net16, net_meta, acc,
                     root_moves, new_depth, ply + 1, -beta, -alpha,
                 )
@@ -646,13 +666,22 @@ def _negamax(
                 if root:
                     info[I_ROOT_UPDATED] = 1
                 if score >= beta:
+                    bonus = min(depth * depth, HISTORY_BONUS_MAX)
+                    # Capture history: the captures tried before the cutoff failed to make it.
+                    if not quiet:
+                        update_capture_history(capture_history, capture_index(board, move), bonus)
+                    for j in range(i):
+                        other = node_moves[j]
+                        if is_tactical(other):
+                            update_capture_history(
+                                capture_history, capture_index(board, other), -bonus
+                            )
                     if quiet:
                         # Killers, history (with a malus for the quiet moves tried before) and
                         # the counter move of the opponent's last move.
                         if move != killer1:
                             killers[ply, 1] = killer1
                             killers[ply, 0] = move
-                        bonus = min(depth * depth, HISTORY_BONUS_MAX)
                         update_history(history, side, move, bonus)
                         update_continuation(cont_history, prev1, idx, bonus)
                         update_continuation(cont_history, prev2, idx, bonus)
@@ -697,6 +726,7 @@ class SearchTables:
     history: Int32Array = field(default_factory=lambda: np.zeros((2, 128, 128), np.int32))
     counters: Int32Array = field(default_factory=lambda: np.zeros((128, 128), np.int32))
     cont_history: Int16Array = field(default_factory=new_cont_history)
+    capture_history: Int16Array = field(default_factory=new_capture_history)
     ply_moves: Int32Array = field(  # continuation index of the move made at each ply
         default_factory=lambda: np.full(MAX_PLY + 1, NO_CONT, np.int32)
     )
@@ -715,6 +745,7 @@ class SearchTables:
         self.history.fill(0)
         self.counters.fill(0)
         self.cont_history.fill(0)
+        self.capture_history.fill(0)
 
 
 @njit_noalloc
@@ -731,6 +762,7 @@ def _search_root(
     counters: Int32Array,
     cont_history: Int16Array,
     ply_moves: Int32Array,
+    capture_history: Int16Array,
     pv: Int32Array,
     pv_len: Int32Array,
     evals: Int32Array,
@@ -756,8 +788,8 @@ def _search_root(
     info[I_ROOT_ROW] = meta[M_PLY]
     return _negamax(
         board, stack, keys, meta, tt_table, moves, move_scores, killers, history,
-        counters, cont_history, ply_moves, pv, pv_len, evals, info, stop, scratch, eval_cache,
-        see_buf,
+        counters, cont_history, ply_moves, capture_history,
+        pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
         net16, net_meta, acc, root_moves, depth,
         np.int64(0), alpha, beta,  # type: ignore[arg-type]
     )
@@ -865,7 +897,8 @@ class Searcher:
         return int(
             _search_root(
                 board, stack, keys, meta, self.tt_table, t.moves, t.move_scores,
-                t.killers, t.history, t.counters, t.cont_history, t.ply_moves, t.pv, t.pv_len,
+                t.killers, t.history, t.counters, t.cont_history, t.ply_moves, t.capture_history,
+                t.pv, t.pv_len,
                 t.evals, t.info, self.stop, t.scratch, t.eval_cache, t.see_buf,
                 net16, net_meta, t.acc, t.root_moves, depth, alpha, beta,
             )

@@ -1,4 +1,4 @@
-"""Move ordering: continuation history (indices, gravity, the empty row, its place in the order)."""
+"""Move ordering: continuation and capture history (indices, gravity, their place in the order)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from engine.board import Position
 from engine.constants import MAX_MOVES
 from engine.movepick import (
     NO_CONT,
+    capture_index,
     cont_index,
+    new_capture_history,
     new_cont_history,
     new_see_buffer,
     score_moves,
+    update_capture_history,
     update_continuation,
 )
 from engine.search import Searcher
@@ -72,13 +75,13 @@ def test_quiet_moves_are_ordered_by_their_continuation_after_the_last_move() -> 
     update_continuation(table, prev1, cont_index(board, quiet), params.HISTORY_BONUS_MAX)
     update_continuation(table, prev2, cont_index(board, quiet), params.HISTORY_BONUS_MAX)
     score_moves(board, moves, scores, n, 0, 0, 0, 0, history, 0, new_see_buffer(), table,
-                prev1, prev2)
+                prev1, prev2, new_capture_history())
     by_score = {int(moves[i]): int(scores[i]) for i in range(n)}
     assert by_score[quiet] == 2 * params.HISTORY_BONUS_MAX
     assert by_score[quiet] == max(by_score.values())  # no capture here beats it
     # without a previous move the continuation adds nothing
     score_moves(board, moves, scores, n, 0, 0, 0, 0, history, 0, new_see_buffer(), table,
-                NO_CONT, NO_CONT)
+                NO_CONT, NO_CONT, new_capture_history())
     assert {int(scores[i]) for i in range(n) if int(moves[i]) == quiet} == {0}
 
 
@@ -93,3 +96,30 @@ def test_search_fills_the_continuation_table_and_clear_empties_it() -> None:
     assert int(np.abs(table).max()) <= params.HISTORY_MAX
     searcher.clear()
     assert not table.any()
+
+
+def test_captures_of_one_victim_are_ordered_by_their_capture_history() -> None:
+    position = Position.from_fen("4k3/8/8/3p3r/8/2N2B2/8/4K2R w - - 0 1")
+    board = position.arrays[0]
+    legal = position.legal_moves()
+    n = len(legal)
+    moves = np.array(legal + [0] * (MAX_MOVES - n), dtype=np.int32)
+    scores = np.zeros(MAX_MOVES, dtype=np.int32)
+    captures = new_capture_history()
+    knight = position.parse_uci("c3d5")
+    bishop = position.parse_uci("f3d5")
+    rook = position.parse_uci("h1h5")
+
+    def keys() -> dict[int, int]:
+        score_moves(board, moves, scores, n, 0, 0, 0, 0, np.zeros((2, 128, 128), np.int32), 0,
+                    new_see_buffer(), new_cont_history(), NO_CONT, NO_CONT, captures)
+        return {int(moves[i]): int(scores[i]) for i in range(n)}
+
+    before = keys()
+    assert before[knight] == before[bishop]  # the same victim, no history yet
+    for _ in range(50):
+        update_capture_history(captures, capture_index(board, bishop), params.HISTORY_BONUS_MAX)
+        update_capture_history(captures, capture_index(board, knight), -params.HISTORY_BONUS_MAX)
+    after = keys()
+    assert after[bishop] > after[knight]
+    assert after[rook] > after[bishop]  # a rook taken still comes before a pawn
