@@ -1,9 +1,9 @@
 """Move ordering: scoring the generated moves of a node, picking them best first, and SEE.
 
-Order: the hash move; winning and equal captures and promotions (MVV/LVA); the two killer
-moves; the counter move; quiet moves by history (the side's butterfly table plus the
-continuation tables of the last two moves); losing captures (negative SEE) last. Captures are
-ordered among themselves by the victim's value plus their capture history.
+Order: the hash move; winning and equal captures and promotions (by the victim's value plus
+their capture history); the two killer moves; the counter move; quiet moves by history (the
+side's butterfly table plus the continuation tables of the last two moves); losing captures
+(negative SEE) last.  Quiescence orders its captures by MVV/LVA.
 Moves are scored once after generation and picked by selection (``pick_next``), so a cutoff on
 an early move never pays for sorting the rest.
 """

@@ -556,6 +556,7 @@ def _negamax(
             continue
         legal += 1
         quiet = not is_tactical(move)
+        idx = cont_index(board, move)  # continuation index, read before the move is made
         # Quiet moves may be pruned outside PV nodes and checks, once a move has a score.
         may_prune_quiet = (
             quiet
@@ -573,13 +574,15 @@ def _negamax(
             continue
         # Continuation history pruning: near the leaves, a quiet move that has kept failing
         # after the opponent's last move (or after our own move before it) is skipped.
-        if may_prune_quiet and depth <= CONT_PRUNING_MAX_DEPTH[int(improving)]:
-            idx = cont_index(board, move)
-            if (
+        if (
+            may_prune_quiet
+            and depth <= CONT_PRUNING_MAX_DEPTH[int(improving)]
+            and (
                 cont_history[prev1, idx] < COUNTER_HISTORY_LIMIT[int(improving)]
                 or cont_history[prev2, idx] < FOLLOW_UP_HISTORY_LIMIT[int(improving)]
-            ):
-                continue
+            )
+        ):
+            continue
         # SEE pruning: at low depth a capture that loses material is not searched.
         if (
             not quiet
@@ -591,7 +594,6 @@ def _negamax(
             and node_scores[i] < params.SCORE_GOOD_CAPTURE - (1 << 20)
         ):
             continue
-        idx = cont_index(board, move)
         ply_moves[ply] = idx
         make_move(board, stack, keys, meta, move)
         if net_meta[NM_ENABLED] != 0:
@@ -667,33 +669,32 @@ def _negamax(
                     info[I_ROOT_UPDATED] = 1
                 if score >= beta:
                     bonus = min(depth * depth, HISTORY_BONUS_MAX)
-                    # Capture history: the captures tried before the cutoff failed to make it.
-                    if not quiet:
-                        update_capture_history(capture_history, capture_index(board, move), bonus)
-                    for j in range(i):
-                        other = node_moves[j]
-                        if is_tactical(other):
-                            update_capture_history(
-                                capture_history, capture_index(board, other), -bonus
-                            )
                     if quiet:
-                        # Killers, history (with a malus for the quiet moves tried before) and
-                        # the counter move of the opponent's last move.
+                        # Killers, history and the counter move of the opponent's last move.
                         if move != killer1:
                             killers[ply, 1] = killer1
                             killers[ply, 0] = move
                         update_history(history, side, move, bonus)
                         update_continuation(cont_history, prev1, idx, bonus)
                         update_continuation(cont_history, prev2, idx, bonus)
-                        for j in range(i):
-                            other = node_moves[j]
-                            if not is_tactical(other):
-                                update_history(history, side, other, -bonus)
-                                other_idx = cont_index(board, other)
-                                update_continuation(cont_history, prev1, other_idx, -bonus)
-                                update_continuation(cont_history, prev2, other_idx, -bonus)
                         if prev != 0 and prev != NULL_MOVE:
                             counters[move_from(prev), move_to(prev)] = move
+                    else:
+                        update_capture_history(capture_history, capture_index(board, move), bonus)
+                    # A malus for the moves tried before that failed to cut: every capture in
+                    # its capture history, and after a quiet cutoff every quiet move in its
+                    # histories.
+                    for j in range(i):
+                        other = node_moves[j]
+                        if is_tactical(other):
+                            update_capture_history(
+                                capture_history, capture_index(board, other), -bonus
+                            )
+                        elif quiet:
+                            update_history(history, side, other, -bonus)
+                            other_idx = cont_index(board, other)
+                            update_continuation(cont_history, prev1, other_idx, -bonus)
+                            update_continuation(cont_history, prev2, other_idx, -bonus)
                     break
     if legal == 0:
         if root_limit > 0 and root:
