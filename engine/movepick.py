@@ -93,13 +93,20 @@ def capture_index(board: BoardArray, move: int) -> int:
 
 
 @njit_noalloc
+def tactical_gain(board: BoardArray, move: int) -> int:
+    """What a capture or promotion wins outright: the victim's value, plus the promoted piece's."""
+    gain = SEE_VALUE[captured_type(board, move)]
+    promo = move_promotion(move)
+    if promo != 0:
+        gain += SEE_VALUE[promo]
+    return int(gain)
+
+
+@njit_noalloc
 def capture_key(board: BoardArray, move: int, capture_history: Int16Array) -> int:
     """Ordering key of a capture or promotion: the victim (a promotion adds its piece) first,
     then its capture history, worth up to about two and a half pawns of victim."""
-    victim = SEE_VALUE[captured_type(board, move)]
-    promo = move_promotion(move)
-    if promo != 0:
-        victim += SEE_VALUE[promo]
+    victim = tactical_gain(board, move)
     return int(victim * params.CAPTURE_VICTIM_WEIGHT + capture_history[capture_index(board, move)])
 
 
@@ -251,11 +258,7 @@ def see_at_least_zero(board: BoardArray, move: int, buf: Int64Array) -> bool:
 @njit_noalloc
 def mvv_lva(board: BoardArray, move: int) -> int:
     """Most valuable victim first, then least valuable attacker (promotions count as victims)."""
-    victim = SEE_VALUE[captured_type(board, move)]
-    promo = move_promotion(move)
-    if promo != 0:
-        victim += SEE_VALUE[promo]
-    return int(victim * 8 - (board[move_from(move)] & 7))
+    return tactical_gain(board, move) * 8 - int(board[move_from(move)] & 7)
 
 
 @njit_noalloc

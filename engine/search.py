@@ -55,9 +55,7 @@ from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
     NO_CONT,
-    SEE_VALUE,
     capture_index,
-    captured_type,
     cont_index,
     is_tactical,
     move_from,
@@ -71,6 +69,7 @@ from engine.movepick import (
     score_captures,
     score_moves,
     see_at_least_zero,
+    tactical_gain,
     update_capture_history,
     update_continuation,
     update_history,
@@ -305,8 +304,7 @@ def _quiesce(
             if promo != 0 and promo != 5:
                 continue  # under-promotions are left to the full-width search
             # Delta pruning: even winning the victim cannot bring the score up to alpha.
-            gain = SEE_VALUE[captured_type(board, move)] + (SEE_VALUE[promo] if promo else 0)
-            if stand_pat + gain + DELTA_MARGIN_CP < alpha:
+            if stand_pat + tactical_gain(board, move) + DELTA_MARGIN_CP < alpha:
                 continue
             # SEE pruning: captures that lose material are not worth resolving.
             if not see_at_least_zero(board, move, see_buf):
