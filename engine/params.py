@@ -114,7 +114,12 @@ NET_PLAYS_VARIANT = (True, False, False)
 
 # --- move ordering ---------------------------------------------------------------------------
 HISTORY_MAX = 16384  # history scores are kept within +-HISTORY_MAX
-HISTORY_BONUS_MAX = 400  # a cutoff adds depth^2 to the move's history, at most this
+# A cutoff at depth d moves its histories by HISTORY_MULTIPLIER * min(d^2, HISTORY_BONUS_MAX)
+# towards +-HISTORY_MAX (gravity): an update at depth 8 goes an eighth of the way, so the
+# tables follow the game within a few searches.  Ethereal's rate, and the scale its pruning
+# and reduction limits above were set for.
+HISTORY_MULTIPLIER = 32
+HISTORY_BONUS_MAX = 400
 SCORE_HASH_MOVE = 1 << 30
 SCORE_GOOD_CAPTURE = 1 << 28
 SCORE_KILLER_1 = 1 << 27

@@ -88,6 +88,7 @@ from engine.params import (
     FUTILITY_MARGIN_CP,
     FUTILITY_MAX_DEPTH,
     HISTORY_BONUS_MAX,
+    HISTORY_MULTIPLIER,
     IIR_MIN_DEPTH,
     INFINITE,
     LATE_MOVE_PRUNING_BASE,
@@ -666,7 +667,7 @@ def _negamax(
                 if root:
                     info[I_ROOT_UPDATED] = 1
                 if score >= beta:
-                    bonus = min(depth * depth, HISTORY_BONUS_MAX)
+                    bonus = HISTORY_MULTIPLIER * min(depth * depth, HISTORY_BONUS_MAX)
                     if quiet:
                         # Killers, history and the counter move of the opponent's last move.
                         if move != killer1:
