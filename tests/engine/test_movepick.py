@@ -26,6 +26,22 @@ from engine.timeman import GoLimits, TimeBudget
 ITALIAN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
 
 
+def test_the_largest_cutoff_bonus_keeps_every_history_in_bounds() -> None:
+    # A cutoff moves its histories by HISTORY_MULTIPLIER * min(d^2, HISTORY_BONUS_MAX): gravity
+    # keeps an entry within +-HISTORY_MAX (and the int16 tables from wrapping) only while that
+    # bonus is no larger than HISTORY_MAX itself, whichever way the updates alternate.
+    largest = params.HISTORY_MULTIPLIER * params.HISTORY_BONUS_MAX
+    assert largest <= params.HISTORY_MAX
+    cont = new_cont_history()
+    captures = new_capture_history()
+    for step in range(200):
+        bonus = largest if step % 3 else -largest
+        update_continuation(cont, 7, 100, bonus)
+        update_capture_history(captures, 5, bonus)
+        assert -params.HISTORY_MAX <= int(cont[7, 100]) <= params.HISTORY_MAX
+        assert -params.HISTORY_MAX <= int(captures[5]) <= params.HISTORY_MAX
+
+
 def test_continuation_index_is_piece_and_target_square() -> None:
     position = Position.from_fen(ITALIAN)
     board = position.arrays[0]
