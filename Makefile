@@ -46,27 +46,27 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 train: $(TRAIN_VENV)/.installed
 	@test -n "$(DATA)" -a -n "$(NET)" || \
 		{ echo "usage: make train DATA=records.bin NET=out.nnue [ARGS='--epochs 20 ...']"; exit 2; }
-	$(TRAIN_VENV)/bin/python -m tools.nnue_train --data $(DATA) --out $(NET) $(ARGS)
+	$(TRAIN_VENV)/bin/python -m tools.nnue.train --data $(DATA) --out $(NET) $(ARGS)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 bench: $(STAMP)
-	$(BIN)/python -m tools.bench_perft
+	$(BIN)/python -m tools.bench.perft
 	$(BIN)/kibitz-engine bench
 
 bench-bot: $(STAMP)
-	$(BIN)/python -m tools.bench_bot $(BENCH_BOT_ARGS)
+	$(BIN)/python -m tools.bench.bot $(BENCH_BOT_ARGS)
 
 bench-soak: $(STAMP)
-	$(BIN)/python -m tools.bench_bot --soak $(BENCH_BOT_ARGS)
+	$(BIN)/python -m tools.bench.bot --soak $(BENCH_BOT_ARGS)
 
 # The bot's Pss with 1, 2, 4, 8 games (engines forked by the host, then each in its own
 # process), and start-up and speed forked against in a process of its own.
 bench-memory: $(STAMP)
-	$(BIN)/python -m tools.bench_memory $(BENCH_MEMORY_ARGS)
-	$(BIN)/python -m tools.bench_memory --no-fork-host $(BENCH_MEMORY_ARGS)
-	$(BIN)/python -m tools.bench_memory --speed
+	$(BIN)/python -m tools.bench.memory $(BENCH_MEMORY_ARGS)
+	$(BIN)/python -m tools.bench.memory --no-fork-host $(BENCH_MEMORY_ARGS)
+	$(BIN)/python -m tools.bench.memory --speed
 
 # The opponents of `make match`, from Debian's archive when missing: stockfish is the calibrated
 # one (UCI_Elo); gnuchess, phalanx (XBoard) and ethereal-chess are the hand-written engines

@@ -17,30 +17,31 @@ import chess.pgn
 import chess.variant
 import pytest
 
-from tools.match import (
+from tools.match.engines import (
     EngineSpec,
+    bench_signature,
+    export_revision,
+    parse_bench,
+    resolve_engine,
+)
+from tools.match.match import (
     GameResult,
     MatchConfig,
-    Opening,
     Seat,
     _adjudicate,
-    bench_signature,
     elo_estimate,
-    export_revision,
-    load_openings,
     main,
-    parse_bench,
     parse_option,
     parse_time_control,
     parse_variant,
     play_game,
     report,
-    resolve_engine,
     run_match,
     sigterm_as_interrupt,
     sprt_report,
 )
-from tools.sprt import SprtSpec, llr, pair_index
+from tools.match.openings import Opening, load_openings
+from tools.match.sprt import SprtSpec, llr, pair_index
 
 CONFIG = MatchConfig(10, 0.1, win_cp=1000, win_plies=4, draw_cp=10, draw_plies=4,
                      draw_min_ply=20, max_plies=400)
@@ -357,8 +358,8 @@ def test_a_variant_game_is_refereed_by_its_rules(variant: type[chess.Board]) -> 
 
 def test_a_generated_book_is_balanced_new_and_repeatable(tmp_path: Path) -> None:
     from engine.search import Searcher
-    from tools.make_openings import balanced_score_cp
-    from tools.make_openings import main as make_openings
+    from tools.match.make_openings import balanced_score_cp
+    from tools.match.make_openings import main as make_openings
 
     book = tmp_path / "book.epd"
     assert make_openings(["--out", str(book), "--count", "12", "--depth", "3", "--max-cp", "60",
@@ -381,7 +382,7 @@ def test_a_generated_book_is_balanced_new_and_repeatable(tmp_path: Path) -> None
 def test_pooled_logs_pair_games_by_opening_whatever_order_they_finished_in(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tools.sprt_pool import main as sprt_pool
+    from tools.match.sprt_pool import main as sprt_pool
 
     first = tmp_path / "a.log"
     first.write_text(
@@ -408,7 +409,7 @@ def test_pooled_logs_pair_games_by_opening_whatever_order_they_finished_in(
 def test_pooling_names_a_log_it_cannot_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tools.sprt_pool import main as sprt_pool
+    from tools.match.sprt_pool import main as sprt_pool
 
     with pytest.raises(SystemExit):
         sprt_pool(["--sprt", "0", "10", "0.05", "0.05", str(tmp_path / "missing.log")])

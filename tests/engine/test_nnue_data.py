@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engine import nnue
-from tools import nnue_data
+from tools.nnue import data as nnue_data
 
 
 def _tiny_net(path: Path, scale: int) -> Path:

@@ -1,4 +1,4 @@
-"""tools.nnue_scale: a net's centipawns fitted to the hand-written evaluation's."""
+"""tools.nnue.scale: a net's centipawns fitted to the hand-written evaluation's."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 from engine import nnue, params
 from engine.board import Position
-from tools import nnue_data, nnue_scale
+from tools.nnue import data as nnue_data
+from tools.nnue import scale as nnue_scale
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 EPD_FILES = ("arasan20.epd", "bratko_kopec24.epd", "kaufman25.epd", "perftsuite126.epd")

@@ -15,10 +15,11 @@ from engine import params, psqt
 from engine.board import Position
 from engine.evaluate import evaluate_white, new_scratch
 from tests.engine.test_evaluate import sample_positions
-from tools import texel_data, texel_tune
-from tools.texel_label import win_probability
-from tools.texel_trace import TUNABLES, current_theta, exact_score, trace
-from tools.texel_tune import (
+from tools.texel import data as texel_data
+from tools.texel import tune as texel_tune
+from tools.texel.label import win_probability
+from tools.texel.trace import TUNABLES, current_theta, exact_score, trace
+from tools.texel.tune import (
     PARAMS_TUNABLES,
     PSQT_TUNABLES,
     Dataset,

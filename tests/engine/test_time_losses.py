@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from tools.match import EngineSpec, MatchConfig, Seat, load_openings, play_game
+from tools.match.engines import EngineSpec
+from tools.match.match import MatchConfig, Seat, play_game
+from tools.match.openings import load_openings
 
 KIBITZ = [sys.executable, "-m", "engine"]
 

@@ -1,8 +1,8 @@
 """Texel tuning: fit the evaluation weights of ``engine/params.py`` to game results.
 
-The data (``tools.texel_data``) are quiet positions, each labelled with the result of the game
+The data (``tools.texel.data``) are quiet positions, each labelled with the result of the game
 it came from (1 white won, 0.5 draw, 0 black won).  The evaluation is linear in the tunables
-(``tools.texel_trace``), so a data set becomes a matrix once: ``score = const + X @ theta``.
+(``tools.texel.trace``), so a data set becomes a matrix once: ``score = const + X @ theta``.
 The tuner first fits the scale ``K`` of the win-probability curve
 ``sigmoid(score) = 1 / (1 + 10 ** (-K * score / 400))`` to the current weights, then minimizes
 the mean squared error between the results and ``sigmoid(score)`` by gradient descent (Adam),
@@ -10,7 +10,7 @@ rounds the weights and writes them back into ``engine/params.py`` in place.  Wit
 the piece-square tables of ``engine/psqt.py`` are tuned too (and written back there); without
 it they keep their values (a few hundred weights want a few hundred thousand positions).
 
-    python -m tools.texel_tune --data /tmp/kibitz-texel.txt [--epochs 2000] [--tables] [--dry-run]
+    python -m tools.texel.tune --data /tmp/kibitz-texel.txt [--epochs 2000] [--tables] [--dry-run]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from engine import params
 from engine.psqt import PHASE_MAX
-from tools.texel_trace import (
+from tools.texel.trace import (
     PARAMS,
     PSQT,
     TUNABLES,
@@ -41,8 +41,8 @@ from tools.texel_trace import (
     trace,
 )
 
-PARAMS_PATH = Path(__file__).resolve().parents[1] / "engine" / "params.py"
-PSQT_PATH = Path(__file__).resolve().parents[1] / "engine" / "psqt.py"
+PARAMS_PATH = Path(__file__).resolve().parents[2] / "engine" / "params.py"
+PSQT_PATH = Path(__file__).resolve().parents[2] / "engine" / "psqt.py"
 PARAMS_TUNABLES = tuple(t for t in TUNABLES if t.module == PARAMS)
 PSQT_TUNABLES = tuple(t for t in TUNABLES if t.module == PSQT)
 TABLE_ROW = 8  # entries per line when a piece-square table is written back
@@ -210,7 +210,7 @@ def write_values(text: str, values: dict[str, int],
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tools.texel_tune", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.texel.tune", description=__doc__)
     parser.add_argument("--data", type=Path, required=True, help="FEN [result] lines")
     parser.add_argument("--limit", type=int, help="use at most this many positions")
     parser.add_argument("--epochs", type=int, default=2000)

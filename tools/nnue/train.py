@@ -1,4 +1,4 @@
-"""Train the learned evaluation on ``tools.nnue_data`` records and write a quantised net file.
+"""Train the learned evaluation on ``tools.nnue.data`` records and write a quantised net file.
 
 The net is the engine's (``engine.nnue``): 768 inputs per perspective into N hidden units,
 (squared) clipped ReLU, one output; trained in float, rounded at export.  The target blends
@@ -7,11 +7,11 @@ to move's view), and the loss is the mean squared error of ``sigmoid(output)`` a
 model's output is a logit, ``SCALE`` centipawns a unit at K = 400.  K is the data's: the
 centipawns per unit of the net that played its games (400 for the hand-written evaluation's
 games and for a net written at scale 400; a fitted net's own scale otherwise): each file's
-sidecar (``FILE.json``, written by ``tools.nnue_data``) records it, and ``--k`` overrides it,
+sidecar (``FILE.json``, written by ``tools.nnue.data``) records it, and ``--k`` overrides it,
 one for all files or one per file.  Adam with a cosine learning-rate schedule; a held-out
 share of the games' positions is never trained on and its loss is printed after every epoch.
 The file's centipawn scale is then fitted to the hand-written evaluation's on the held-out positions
-(``tools.nnue_scale``): the search's margins are in those centipawns.  Runs on a GPU when
+(``tools.nnue.scale``): the search's margins are in those centipawns.  Runs on a GPU when
 one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never does.
 
     make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'
@@ -36,8 +36,8 @@ import numpy.typing as npt
 import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
-from tools import nnue_scale
-from tools.nnue_data import file_ks, read_records
+from tools.nnue import scale as nnue_scale
+from tools.nnue.data import file_ks, read_records
 
 QA = 255
 # QB 64 rounded the output weights so coarsely that the engine was 4.5 cp from the float model
@@ -205,10 +205,10 @@ def export(model: Net, activation: int) -> bytes:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.nnue_train", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.nnue.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, nargs="+", required=True,
-                        help="tools.nnue_data record files (each holds out its own tail)")
+                        help="tools.nnue.data record files (each holds out its own tail)")
     parser.add_argument("--out", type=Path, required=True, help="the net file to write")
     parser.add_argument("--hidden", type=int,
                         help=f"hidden units per side (default: the --init net's, or "
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=float, nargs="+",
                         help="the data's sigmoid scale K (cp): one for every --data file, or "
                              "one per file in their order (default: each file's sidecar, "
-                             "FILE.json, written by tools.nnue_data)")
+                             "FILE.json, written by tools.nnue.data)")
     parser.add_argument("--validation", type=float, default=0.1,
                         help="share of positions held out")
     parser.add_argument("--fraction", type=float, default=1.0,
@@ -240,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-fit-scale", dest="fit_scale", action="store_false",
                         help=f"write the centipawn scale {SCALE} instead of fitting it to the "
                              "hand-written evaluation's on the held-out positions "
-                             "(tools.nnue_scale)")
+                             "(tools.nnue.scale)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     init: nnue.Net | None = None
@@ -370,7 +370,7 @@ def sanity(model: Net, net: nnue.Net, records: npt.NDArray[np.void],
     """The engine's integer scores of held-out positions against the float model's (the
     rounding error), their correlation with the hand-written evaluation, and a queen up."""
     from engine.board import Position
-    from tools.nnue_data import decode_board
+    from tools.nnue.data import decode_board
 
     count = len(records)
     with torch.no_grad():

@@ -1,7 +1,7 @@
 """One self-play game of the built-in engine at a fixed node count, keeping its quiet positions.
 
-Shared by the two training-data generators: `tools.texel_data` (positions labelled by the
-game's result) and `tools.nnue_data` (positions with the search score and the result).
+Shared by the two training-data generators: `tools.texel.data` (positions labelled by the
+game's result) and `tools.nnue.data` (positions with the search score and the result).
 A position is kept when the side to move is not in check, the best move is neither a capture
 nor a promotion, and the score is not a mate: the evaluation is what decides it.
 """
@@ -18,7 +18,7 @@ from engine.board import Position
 from engine.nnue import Net
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
-from tools.match import random_opening
+from tools.match.openings import random_opening
 
 SKIP_PLIES = 8  # the first plies after the opening are not sampled (still book-like)
 WIN_CP = 1000  # scores beyond this for WIN_PLIES plies in a row: the game is adjudicated won

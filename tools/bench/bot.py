@@ -14,9 +14,9 @@ With --soak the bot plays many short games (300 at 30+0 unless told otherwise) a
 resident memory of the bot's process is reported at the start, after the warm-up, in the
 middle and at the end: it must stay flat for a bot that runs for weeks.
 
-    python -m tools.bench_bot [--games 24] [--concurrency 4] [--engine builtin|stockfish|CMD]
-    python -m tools.bench_bot --soak [--games 300]
-    python -m tools.bench_bot --page --games 24 --concurrency 8
+    python -m tools.bench.bot [--games 24] [--concurrency 4] [--engine builtin|stockfish|CMD]
+    python -m tools.bench.bot --soak [--games 300]
+    python -m tools.bench.bot --page --games 24 --concurrency 8
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ async def start_sandbox(opponents: int, minutes_s: int, increment_s: int,
                         ) -> tuple[asyncio.subprocess.Process, str, str]:
     """`serve` in a process of its own: the process, the server's URL and the bot's token."""
     sandbox = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tools.bench_bot", SERVE_FLAG, str(opponents), str(minutes_s),
+        sys.executable, "-m", "tools.bench.bot", SERVE_FLAG, str(opponents), str(minutes_s),
         str(increment_s), str(movetime_s), *([str(games)] if games is not None else []),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert sandbox.stdout is not None
@@ -232,7 +232,7 @@ async def session(args: argparse.Namespace, *, page: bool) -> Session:
                 await ready.wait()
                 if page:
                     reader = await asyncio.create_subprocess_exec(
-                        sys.executable, "-m", "tools.bench_bot", READ_PAGE_FLAG,
+                        sys.executable, "-m", "tools.bench.bot", READ_PAGE_FLAG,
                         f"http://127.0.0.1:{watch.port}/events",
                         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
                 memory.take("start", 0)
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(read_page(argv[1]))
         return 0
-    parser = argparse.ArgumentParser(prog="python -m tools.bench_bot", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.bot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=None,
                         help=f"games to play (default 24; {SOAK_GAMES} with --soak)")

@@ -11,7 +11,7 @@ the game ends every kept position is written with its result for white::
 Games are appended one at a time, so the run can be stopped at any point.  The file belongs
 outside the repository (a data set is generated, not committed).
 
-    python -m tools.texel_data --out /tmp/kibitz-texel.txt --games 2000 --nodes 4000
+    python -m tools.texel.data --out /tmp/kibitz-texel.txt --games 2000 --nodes 4000
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.search import warm_up
-from tools import selfplay
-from tools.match import REPO_DIR
+from tools.match.engines import REPO_DIR
+from tools.nnue import selfplay
 
 RESULT_LABEL = {"1-0": "1.0", "0-1": "0.0", "1/2-1/2": "0.5"}
 
@@ -36,7 +36,7 @@ def play_game(rng: random.Random, nodes: int, random_plies: int) -> tuple[list[s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.texel_data", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.texel.data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="file the positions go to")
     parser.add_argument("--games", type=int, default=1000)

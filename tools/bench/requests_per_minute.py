@@ -6,7 +6,7 @@ budget, so it posts its PV to the spectator room after every move. Printed: game
 results, every request the bot made and its replies by status, the busiest rolling minute,
 the average per minute, moves and chat lines sent.
 
-    python -m tools.requests_per_minute [--games 8] [--base 60] [--increment 0]
+    python -m tools.bench.requests_per_minute [--games 8] [--base 60] [--increment 0]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bot.app import run_bot
 from bot.game.metrics import Metrics
-from tools.bench_bot import engine_command, session_config
+from tools.bench.bot import engine_command, session_config
 
 BOT = "kibitz"
 SAMPLE_S = 0.5  # how often the sandbox's rolling minute is read
@@ -80,7 +80,7 @@ async def measure(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.requests_per_minute",
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.requests_per_minute",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=8)
     parser.add_argument("--base", type=int, default=60, help="clock base in seconds")

@@ -1,13 +1,13 @@
 """Pool the games of several match logs of one SPRT into one test.
 
 On a machine with few cores one SPRT runs as several match processes, one game at a time
-each, with books of different seeds (``tools.make_openings --seed``).  Each process stops
+each, with books of different seeds (``tools.match.make_openings --seed``).  Each process stops
 on its own LLR; this tool reads the game lines they printed, pairs each log's games by
 opening (games 2k+1 and 2k+2, whatever order they finished in), and gives the pooled W/L/D,
 pentanomial counts, LLR and Elo estimate.  A pair with one game missing (a process stopped
 between them) counts in W/L/D but not in the pentanomial::
 
-    python -m tools.sprt_pool --sprt 0 10 0.05 0.05 a.log b.log
+    python -m tools.match.sprt_pool --sprt 0 10 0.05 0.05 a.log b.log
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tools.match import Tally, elo_estimate
-from tools.sprt import ELO_MODELS, SprtSpec, llr
+from tools.match.match import Tally, elo_estimate
+from tools.match.sprt import ELO_MODELS, SprtSpec, llr
 
 # a game line of tools.match: "game  12 Ruy Lopez  kibitz black: 0-1  (checkmate)  score ..."
 GAME_LINE = re.compile(r"^game\s+(\d+)\s.*\s(white|black): (1-0|0-1|1/2-1/2)\s")
@@ -51,7 +51,7 @@ def pool(logs: Iterable[dict[int, float]]) -> Tally:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.sprt_pool", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.match.sprt_pool", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("logs", type=Path, nargs="+", help="the match logs of one test")
     parser.add_argument("--sprt", type=float, nargs=4, required=True,

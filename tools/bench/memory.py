@@ -11,7 +11,7 @@ marginal cost per game.
 Start-up and speed (`--speed`): from starting the engine command to `uciok`, and the nodes per
 second of fixed-depth searches, forked by the host against in a process of its own.
 
-    python -m tools.bench_memory [--games 1 2 4 8] [--hash 64] [--no-fork-host] [--speed]
+    python -m tools.bench.memory [--games 1 2 4 8] [--hash 64] [--no-fork-host] [--speed]
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from bot.game.engines import SEARCH_INFO
 from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config
-from tools.bench_bot import start_sandbox
+from tools.bench.bot import start_sandbox
 
 SAMPLES = 3  # Pss samples per measurement, a second apart; the median is reported
 SAMPLE_GAP_S = 1.0
@@ -283,7 +283,7 @@ async def speed() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.bench_memory", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.memory", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, nargs="+", default=[1, 2, 4, 8],
                         help="games at once to measure (default 1 2 4 8)")

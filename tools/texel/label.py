@@ -2,11 +2,11 @@
 
 A game result is one noisy bit shared by every position of the game; a strong engine's
 evaluation is a label per position, so far fewer positions fit the weights as well.  Each
-position of a ``tools.texel_data`` file is searched to a fixed depth and its score (white's
+position of a ``tools.texel.data`` file is searched to a fixed depth and its score (white's
 view) becomes the win probability ``1 / (1 + 10 ** (-cp / 400))``; the tuner fits its own
 scale ``K`` on top, so Stockfish's centipawn scale need not be ours.  Mates are 0 or 1.
 
-    python -m tools.texel_label --data /tmp/kibitz-texel.txt --out /tmp/kibitz-texel-sf.txt
+    python -m tools.texel.label --data /tmp/kibitz-texel.txt --out /tmp/kibitz-texel-sf.txt
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 import chess
 import chess.engine
 
-from tools.match import REPO_DIR, resolve_engine
-from tools.texel_tune import load
+from tools.match.engines import REPO_DIR, resolve_engine
+from tools.texel.tune import load
 
 MATE_CP = 100_000
 
@@ -33,7 +33,7 @@ def win_probability(score: chess.engine.PovScore) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.texel_label", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.texel.label", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="positions (FEN [result])")
     parser.add_argument("--out", type=Path, required=True, help="labelled positions")

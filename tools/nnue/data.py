@@ -22,7 +22,7 @@ run can be stopped at any point and resumed by running it again (each run draws 
 from a seed mixed with the file's size, so a resumed run plays new games).  The file belongs
 outside the repository.
 
-    python -m tools.nnue_data --out ~/kibitz-data/selfplay.bin --nodes 5000 --jobs 1
+    python -m tools.nnue.data --out ~/kibitz-data/selfplay.bin --nodes 5000 --jobs 1
 
 With ``--evalfile NET`` both sides play with that net: the data of the next generation.
 
@@ -114,7 +114,7 @@ def play_game(rng: random.Random, nodes: int, random_plies: int,
     """One self-play game (with the net of ``eval_file``, or the hand-written evaluation when
     it is empty): its kept positions as records, and how many."""
     from engine.nnue import net_for  # in the worker: the engine is imported there, not here
-    from tools import selfplay
+    from tools.nnue import selfplay
 
     net = net_for(eval_file) if eval_file else None  # read once per process
     kept, result = selfplay.play_game(rng, nodes, random_plies, net)
@@ -221,7 +221,7 @@ def _bar(done: int, target: int, rate: float, games: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.nnue_data", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.nnue.data", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="file the records go to")
     parser.add_argument("--nodes", type=int, default=5000, help="nodes per move")
@@ -242,7 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             or args.games < 0:
         raise SystemExit("--nodes and --jobs must be positive; --random-plies, --positions "
                          "and --games at least 0")
-    from tools.match import REPO_DIR, sigterm_as_interrupt
+    from tools.match.engines import REPO_DIR
+    from tools.match.match import sigterm_as_interrupt
 
     out = args.out.resolve()
     if out.is_relative_to(REPO_DIR):

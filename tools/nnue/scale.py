@@ -15,8 +15,8 @@ further: over the same 3,000 positions kibitz-2 scored 1.33 times the hand-writt
 and kibitz-3 1.60 times, so the margins pruned ever harder.  The trainer fits the scale of every
 net it writes, so the generations speak the same centipawns.
 
-    python -m tools.nnue_scale NET --data FILE [FILE ...] [--out NET2]   # fit
-    python -m tools.nnue_scale NET --scale CP --out NET2                  # set
+    python -m tools.nnue.scale NET --data FILE [FILE ...] [--out NET2]   # fit
+    python -m tools.nnue.scale NET --scale CP --out NET2                  # set
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 
 from engine import nnue
 from engine.board import Position
-from tools.nnue_data import Records, decode_board, read_records
+from tools.nnue.data import Records, decode_board, read_records
 
 FIT_WITHIN_CP: Final = 600  # positions the hand-written evaluation scores beyond this are left out
 FIT_POSITIONS: Final = 4000  # positions drawn evenly from the data files
@@ -95,11 +95,11 @@ def sample(records: Records, count: int = FIT_POSITIONS) -> list[chess.Board]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.nnue_scale", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.nnue.scale", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("net", help="a net file, or the name of a net in engine/nets/")
     parser.add_argument("--data", type=Path, nargs="+",
-                        help="tools.nnue_data record files the positions are drawn from")
+                        help="tools.nnue.data record files the positions are drawn from")
     parser.add_argument("--scale", type=int,
                         help="write this scale instead of fitting one (then no --data)")
     parser.add_argument("--positions", type=int, default=FIT_POSITIONS,

@@ -1,6 +1,6 @@
 """Perft speed of the engine beside python-chess, and the engine's compile/start-up times.
 
-``python -m tools.bench_perft`` (``make bench``) prints, for the start position and Kiwipete:
+``python -m tools.bench.perft`` (``make bench``) prints, for the start position and Kiwipete:
 nodes per second of the engine's perft (every leaf made and unmade, no bulk counting) and of
 python-chess doing the same push/pop perft in the same run, and their ratio.  Then the time a
 fresh process takes to import the rules modules and compile them, once with an empty numba

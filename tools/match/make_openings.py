@@ -6,7 +6,7 @@ widens them: each position is one of the named openings followed by a few random
 plies, kept only when a short search by the built-in engine finds it balanced (no mate, the
 score within ``--max-cp``) and it is new.  One FEN per line, in a seeded, shuffled order::
 
-    python -m tools.make_openings --out /tmp/book.epd --count 4000
+    python -m tools.match.make_openings --out /tmp/book.epd --count 4000
     python -m tools.match --openings /tmp/book.epd ...
 
 Two match processes that share the work of one test (one core each) take different books:
@@ -28,7 +28,7 @@ from engine.board import Position
 from engine.params import MATE_BOUND
 from engine.search import Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget
-from tools.match import random_opening
+from tools.match.openings import random_opening
 
 HASH_MB = 8
 UNLIMITED = TimeBudget(None, None)
@@ -67,7 +67,8 @@ def make_book(count: int, seed: int, plies: int, depth: int, max_cp: int) -> lis
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.make_openings", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.match.make_openings",
+                                     description=__doc__)
     parser.add_argument("--out", type=Path, required=True, help="the book to write")
     parser.add_argument("--count", type=int, default=4000, help="positions (default 4000)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")

@@ -8,7 +8,7 @@ instead and no clock runs.  Games are adjudicated when both engines agree the po
 clearly won, or when a long, level endgame is clearly drawn.
 
 With ``--sprt elo0 elo1 alpha beta`` the match is a sequential probability ratio test
-(``tools.sprt``): it stops by itself as soon as the log-likelihood ratio leaves its bounds.
+(``tools.match.sprt``): it stops by itself as soon as the log-likelihood ratio leaves its bounds.
 
 Examples::
 
@@ -26,17 +26,10 @@ import argparse
 import concurrent.futures
 import contextlib
 import dataclasses
-import functools
 import logging
 import math
-import random
-import re
-import shlex
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -49,85 +42,21 @@ import chess.engine
 import chess.pgn
 import chess.variant
 
-from tools.sprt import ELO_MODELS, SprtSpec, llr, pair_index
-
-# Balanced opening lines (SAN), each played with both colours.
-OPENINGS: tuple[tuple[str, str], ...] = (
-    ("Ruy Lopez", "e4 e5 Nf3 Nc6 Bb5 a6"),
-    ("Italian", "e4 e5 Nf3 Nc6 Bc4 Bc5"),
-    ("Sicilian Najdorf", "e4 c5 Nf3 d6 d4 cxd4 Nxd4 Nf6 Nc3 a6"),
-    ("Sicilian Taimanov", "e4 c5 Nf3 e6 d4 cxd4 Nxd4 Nc6"),
-    ("French Classical", "e4 e6 d4 d5 Nc3 Nf6"),
-    ("French Advance", "e4 e6 d4 d5 e5 c5 c3 Nc6"),
-    ("Caro-Kann Advance", "e4 c6 d4 d5 e5 Bf5"),
-    ("Caro-Kann Classical", "e4 c6 d4 d5 Nc3 dxe4 Nxe4 Bf5"),
-    ("Queen's Gambit Declined", "d4 d5 c4 e6 Nc3 Nf6"),
-    ("Slav", "d4 d5 c4 c6 Nf3 Nf6"),
-    ("King's Indian", "d4 Nf6 c4 g6 Nc3 Bg7 e4 d6"),
-    ("Nimzo-Indian", "d4 Nf6 c4 e6 Nc3 Bb4"),
-    ("English", "c4 e5 Nc3 Nf6"),
-    ("Reti", "Nf3 d5 g3 Nf6 Bg2"),
-    ("Petrov", "e4 e5 Nf3 Nf6"),
-    ("Queen's Indian", "d4 Nf6 c4 e6 Nf3 b6"),
-    ("Scandinavian", "e4 d5 exd5 Qxd5 Nc3 Qa5"),
-    ("Alekhine", "e4 Nf6 e5 Nd5 d4 d6"),
-    ("Queen's Gambit Accepted", "d4 d5 c4 dxc4 Nf3 Nf6 e3 e6"),
-    ("Vienna", "e4 e5 Nc3 Nf6"),
-    ("Benoni", "d4 Nf6 c4 c5 d5 e6 Nc3 exd5 cxd5 d6"),
-    ("Sicilian Alapin", "e4 c5 c3 Nf6 e5 Nd5"),
-    ("Dutch", "d4 f5 g3 Nf6 Bg2"),
-    ("Scotch", "e4 e5 Nf3 Nc6 d4 exd4 Nxd4"),
-    ("Symmetrical English", "c4 c5 Nc3 Nc6 g3 g6"),
-    ("Modern", "e4 g6 d4 Bg7 Nc3 d6"),
-    ("London", "d4 d5 Bf4 Nf6 e3 e6"),
-    ("Four Knights", "e4 e5 Nf3 Nc6 Nc3 Nf6"),
-    ("Grunfeld", "d4 Nf6 c4 g6 Nc3 d5"),
-    ("Pirc", "e4 d6 d4 Nf6 Nc3 g6"),
-    ("Hedgehog English", "Nf3 Nf6 c4 b6 g3 Bb7 Bg2 e6"),
-    ("Open Sicilian", "e4 c5 Nf3 Nc6 d4 cxd4 Nxd4"),
+from tools.match.engines import (
+    ENGINE_ALIASES,
+    PROTOCOLS,
+    EngineSpec,
+    bench_signature,
+    check_installed,
+    make_spec,
+    open_engine,
 )
+from tools.match.openings import Opening, load_openings
+from tools.match.sprt import ELO_MODELS, SprtSpec, llr, pair_index
 
-PROTOCOLS = ("uci", "xboard")
-
-
-def _debian_engine(name: str) -> str:
-    """Debian installs its chess engines in /usr/games, which may not be on PATH."""
-    return shutil.which(name) or f"/usr/games/{name}"
-
-
-# alias -> (command, protocol, has a `COMMAND bench`); `make match` installs the Debian ones.
-# GNU Chess takes `bench` for something else and never ends; Phalanx's bench runs 5 minutes.
-ENGINE_ALIASES: dict[str, tuple[list[str], str, bool]] = {
-    "kibitz": ([sys.executable, "-m", "engine"], "uci", True),
-    "sunfish": ([".venv-sunfish/bin/python", "-m", "sunfish"], "uci", False),
-    "stockfish": ([_debian_engine("stockfish")], "uci", True),
-    "gnuchess": ([_debian_engine("gnuchess"), "--uci"], "uci", False),
-    "ethereal-chess": ([_debian_engine("ethereal-chess")], "uci", True),
-    "phalanx": ([_debian_engine("phalanx")], "xboard", False),
-    "fairy-stockfish": ([_debian_engine("fairy-stockfish")], "uci", False),  # the variants
-}
-KIBITZ_AT = "kibitz@"  # kibitz@REV: the engine as it was at git revision REV
-BENCH_TIMEOUT_S = 600.0
 WAKE_S = 0.5  # the longest a signal waits for the main thread while games run
 STOPPED_EXIT = 130  # a match stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 SPRT_MAX_GAMES = 20000  # an SPRT stops long before this unless the Elo sits between its bounds
-
-
-@dataclass(frozen=True)
-class Opening:
-    name: str
-    fen: str
-    moves: tuple[chess.Move, ...]
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    name: str
-    command: list[str]
-    options: dict[str, str]
-    protocol: str = "uci"
-    cwd: str | None = None  # working directory (an exported revision of this engine)
-    has_bench: bool = False  # `COMMAND bench` prints a node count and nodes/s
 
 
 @dataclass(frozen=True)
@@ -263,142 +192,6 @@ def parse_variant(text: str) -> type[chess.Board]:
             "atomic, ...)") from None
 
 
-@functools.cache
-def _built_in_openings() -> tuple[Opening, ...]:
-    """The built-in lines, parsed once: ``random_opening`` draws from them for every game."""
-    return tuple(load_openings(None))
-
-
-def random_opening(rng: random.Random, plies: int) -> chess.Board:
-    """One of the built-in openings, drawn by ``rng``, then up to ``plies`` random legal plies
-    (fewer if the game ends on the way)."""
-    openings = _built_in_openings()
-    opening = openings[rng.randrange(len(openings))]
-    board = chess.Board(opening.fen)
-    for move in opening.moves:
-        board.push(move)
-    for _ in range(plies):
-        if board.is_game_over():
-            break
-        board.push(rng.choice(list(board.legal_moves)))
-    return board
-
-
-def load_openings(path: Path | None,
-                  board_class: type[chess.Board] = chess.Board) -> list[Opening]:
-    """Built-in SAN lines, or one FEN/EPD position per line of ``path``, on the variant's
-    board (the built-in lines are played by its rules: a check counts in three-check)."""
-    openings: list[Opening] = []
-    if path is None:
-        for name, line in OPENINGS:
-            board = board_class()
-            start_fen = board.fen()
-            moves = []
-            for san in line.split():
-                move = board.parse_san(san)
-                moves.append(move)
-                board.push(move)
-            openings.append(Opening(name, start_fen, tuple(moves)))
-        return openings
-    for number, raw in enumerate(path.read_text().splitlines(), start=1):
-        text = raw.strip()
-        if not text or text.startswith("#"):
-            continue
-        try:
-            board, _ = board_class.from_epd(text) if ";" in text else (board_class(text), {})
-        except ValueError as error:
-            raise SystemExit(f"{path}:{number}: not a FEN or EPD position: {error}") from None
-        openings.append(Opening(f"{path.name}:{number}", board.fen(), ()))
-    if not openings:
-        raise SystemExit(f"{path}: no positions")
-    return openings
-
-
-REPO_DIR = Path(__file__).resolve().parents[1]
-
-
-def export_revision(revision: str, cache_root: Path | None = None) -> Path:
-    """The ``engine/`` package of a git revision, exported once into a directory of its own.
-
-    ``python -m engine`` run there plays that revision: the base of an SPRT test of a change.
-    """
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=REPO_DIR,
-            check=True, capture_output=True, text=True,
-        ).stdout.strip()
-    except (subprocess.CalledProcessError, FileNotFoundError) as error:
-        raise SystemExit(f"kibitz@{revision}: not a git revision of {REPO_DIR}: {error}") from None
-    root = cache_root or Path(tempfile.gettempdir()) / "kibitz-revisions"
-    target = root / sha[:12]
-    if (target / "engine" / "__main__.py").is_file():
-        return target
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{sha[:12]}-"))
-    archive = subprocess.run(["git", "archive", "--format=tar", sha, "engine"], cwd=REPO_DIR,
-                             check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(staging)], input=archive, check=True)
-    try:
-        staging.rename(target)  # atomic: a concurrent export of the same revision may win
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-def resolve_engine(text: str, protocol: str | None = None, bench: bool = False) -> EngineSpec:
-    """The engine of an alias, ``kibitz@REV`` or a command line (``bench``: it has one)."""
-    if text.startswith(KIBITZ_AT):
-        directory = export_revision(text[len(KIBITZ_AT):])
-        return EngineSpec(text, [sys.executable, "-m", "engine"], {}, protocol or "uci",
-                          str(directory), has_bench=True)
-    if text in ENGINE_ALIASES:
-        command, alias_protocol, has_bench = ENGINE_ALIASES[text]
-        return EngineSpec(text, list(command), {}, protocol or alias_protocol, None, has_bench)
-    command = shlex.split(text)
-    if not command:
-        raise SystemExit("an engine command is empty")
-    return EngineSpec(text, command, {}, protocol or "uci", None, bench)
-
-
-def open_engine(spec: EngineSpec) -> chess.engine.SimpleEngine:
-    if spec.protocol == "xboard":
-        engine = chess.engine.SimpleEngine.popen_xboard(spec.command, timeout=120.0, cwd=spec.cwd)
-    else:
-        engine = chess.engine.SimpleEngine.popen_uci(spec.command, timeout=120.0, cwd=spec.cwd)
-    if spec.options:
-        engine.configure(dict(spec.options))
-    return engine
-
-
-# `bench` output: Stockfish and kibitz print "Nodes searched : N" and "Nodes/second : N",
-# Ethereal "Nodes : N" and "NPS : N".
-_BENCH_NODES = re.compile(r"^\s*Nodes(?: searched)?\s*:\s*(\d+)\s*$", re.MULTILINE)
-_BENCH_NPS = re.compile(r"^\s*(?:Nodes/second|NPS)\s*:\s*(\d+)\s*$", re.MULTILINE)
-
-
-def parse_bench(output: str) -> tuple[int, int] | None:
-    """(nodes, nodes/s) from an engine's ``bench`` output, None if it printed neither."""
-    nodes = _BENCH_NODES.findall(output)
-    nps = _BENCH_NPS.findall(output)
-    if not nodes or not nps:
-        return None
-    return int(nodes[-1]), int(nps[-1])
-
-
-def bench_signature(spec: EngineSpec, timeout_s: float = BENCH_TIMEOUT_S) -> tuple[int, int] | None:
-    """Run ``COMMAND bench`` (UCI engines that have it); None when it is not supported.
-
-    The node count is the engine's signature (it changes exactly when its search or
-    evaluation does), so a test names the builds it compared.
-    """
-    if not spec.has_bench:
-        return None
-    try:
-        run = subprocess.run([*spec.command, "bench"], cwd=spec.cwd, stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=timeout_s, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return parse_bench(run.stdout + "\n" + run.stderr)
 
 
 class Seat:
@@ -749,19 +542,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a game still running after this many plies is a draw")
     return parser
 
-
-def make_spec(command_text: str, name: str | None, protocol: str | None,
-              options: list[tuple[str, str]], bench: bool) -> EngineSpec:
-    spec = resolve_engine(command_text, protocol, bench)
-    return dataclasses.replace(spec, name=name or command_text, options=dict(options))
-
-
-def check_installed(spec: EngineSpec) -> None:
-    """Refuse an engine whose program is nowhere, before the match starts a game with it."""
-    program = spec.command[0]
-    if shutil.which(program) is None and not (Path(spec.cwd or ".") / program).is_file():
-        hint = " (`make opponents` installs Debian's)" if program.startswith("/usr/games/") else ""
-        raise SystemExit(f"engine {spec.name!r}: {program} is not installed{hint}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""Matches between engines: the match command line, its openings and engines, SPRT."""

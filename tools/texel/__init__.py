@@ -1,0 +1,1 @@
+"""Texel tuning of the hand-written evaluation: data, labels, the linear trace, the fit."""
