@@ -26,13 +26,14 @@ from bot.challenges.matchmaking import Matchmaker
 from bot.challenges.opponents import BOT_GAMES_PER_DAY, OpponentBook, ratelimit_of
 from bot.challenges.policy import finer_verdict, judge, sort_queue
 from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
+from bot.engines.engineset import EngineSet, challenge_facts, game_facts, uses_host
+from bot.engines.host import EngineHost, EngineHostError, socket_path
+from bot.engines.memory import memory_report
+from bot.engines.pool import WARM_UP_TIMEOUT_S, EngineFailure
+from bot.engines.rules import EngineTable, reachable
 from bot.features.wiring import FeatureError, Features
 from bot.game.conduct import TakebackLedger
 from bot.game.correspondence import CorrespondenceDesk
-from bot.game.engine_rules import EngineTable, reachable
-from bot.game.enginehost import EngineHost, EngineHostError, socket_path
-from bot.game.engines import WARM_UP_TIMEOUT_S, EngineFailure
-from bot.game.engineset import EngineSet, challenge_facts, game_facts, uses_host
 from bot.game.game import Game, Me
 from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics, ThinkingLoad
@@ -62,13 +63,12 @@ from bot.lichess.events import (
 )
 from bot.ops.config import Config
 from bot.ops.logs import live_view_handler
-from bot.ops.memory import memory_report
 from bot.ops.sdnotify import Notify
-from bot.ops.status import bot_status, run_status
 from bot.tournaments.control import ControlDir
 from bot.tournaments.desk import ArenaDesk
 from bot.tournaments.rules import is_mandatory
 from bot.watch.server import Watch, WatchError, WatchSettings
+from bot.watch.status import bot_status, run_status
 
 log = logging.getLogger(__name__)
 
@@ -125,10 +125,10 @@ class Bot:
         hooks: GameHooks,
         metrics: Metrics,
         notify: Notify | None = None,
-        watch_clock: Callable[[], float] = time.monotonic,
+        alarm_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
-        self.watch_clock = watch_clock  # each game's watchdog time
+        self.alarm_clock = alarm_clock  # the clock of each game's alarms
         self.client = client
         self.engines = engines
         self.me = me
@@ -327,7 +327,7 @@ class Bot:
         return Game(
             game_id, client=self.client, config=config, engines=pool,
             me=self.me, hooks=self.hooks, load=self.load, metrics=self.metrics,
-            ledger=self.ledger, info=info, think_s=think_s, watch_clock=self.watch_clock,
+            ledger=self.ledger, info=info, think_s=think_s, alarm_clock=self.alarm_clock,
             engine_label=name if several else "",
         )
 
@@ -637,15 +637,15 @@ async def run_bot(
     timings: ClientTimings | None = None,
     on_ready: Callable[[Me], object] | None = None,
     notify: Notify | None = None,
-    watch_clock: Callable[[], float] = time.monotonic,
+    alarm_clock: Callable[[], float] = time.monotonic,
     watch: Watch | None = None,
 ) -> int:
     """Run the bot until stopped; the exit code (0 after a clean stop).
 
     `stop` (tests, embedding) asks for the same graceful stop as SIGTERM. `hooks` plugs in the
     game features (default: from the config). `on_ready` is called once the engine is warm
-    and the event stream is open; `notify` receives systemd notify lines. `watch_clock` is the
-    time of the games' watchdogs (abort, claims), which a test may drive itself. `watch`
+    and the event stream is open; `notify` receives systemd notify lines. `alarm_clock` is the
+    time of the games' alarms (abort, claims), which a test may drive itself. `watch`
     serves the status page instead of the one `config.watch` describes.
     """
     main = asyncio.current_task()
@@ -687,7 +687,7 @@ async def run_bot(
         if watch is not None:
             hooks = watch.hooks(hooks)
         bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify,
-                  watch_clock=watch_clock)
+                  alarm_clock=alarm_clock)
         if watch is not None:
             watch.attach(bot)
             await watch.start()

@@ -281,7 +281,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     print(f"# configuration: {args.config or 'none given, the documented defaults'}")
     print(dump_config(config), end="")
     print(f"# server: {url}")
-    from bot.ops.memory import memory_report
+    from bot.engines.memory import memory_report
 
     usage, warning = memory_report(config)
     print(f"# {usage}")
@@ -318,8 +318,8 @@ def _unusable_files(config: Config, url: str) -> list[str]:
     that do not open (checked by opening them as the bot does), the status page beyond
     loopback with no password; with `engines`, also rules that never match and variants a
     rule's engine does not declare."""
+    from bot.engines.rules import EngineTable, reachable, rule_problems
     from bot.features.wiring import FeatureError, Features
-    from bot.game.engine_rules import EngineTable, reachable, rule_problems
 
     problems = []
     table = EngineTable.from_config(config)
@@ -349,8 +349,8 @@ def _unusable_files(config: Config, url: str) -> list[str]:
 async def _engine_variant_problems(config: Config) -> list[str]:
     """Start each engine some rule names (no search) to read the variants it declares, and
     report rules that send it others."""
-    from bot.game.engine_rules import EngineTable, variant_problems
-    from bot.game.engines import EngineFailure, EngineSpec, start_engine
+    from bot.engines.pool import EngineFailure, EngineSpec, start_engine
+    from bot.engines.rules import EngineTable, variant_problems
 
     table = EngineTable.from_config(config)
     declared: dict[str, frozenset[str]] = {}

@@ -26,7 +26,7 @@ from bot.app import run_bot
 from bot.features.pgn import pgn_path, write_pgn
 from bot.ops.config import Config
 from bot.ops.logs import setup_logging
-from bot.ops.status import format_clock
+from bot.watch.status import format_clock
 from sandbox.games import ChatLine
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import GameRecord, SandboxServer

@@ -1,9 +1,11 @@
 """The engine host: one warm process that forks a UCI engine per game.
 
 Each engine process on its own holds numba's compiler runtime, the loaded machine code and the
-Python heap: about 45 MB before its hash table.  The host loads all of that once, then forks
-one child per game, so the children share those pages copy-on-write and each pays only for
-what it writes (its hash table, its search tables, the pages of the heap it touches).
+Python heap: about 70 MB besides its hash table (69 MB of Pss for each game more in the
+``--no-fork-host`` run of ``make bench-memory``; forked by the host, 14 MB with its launcher).
+The host loads all of that once, then forks one child per game, so the children share those
+pages copy-on-write and each pays only for what it writes (its hash table, its search tables,
+the pages of the heap it touches).
 
 A game's engine is still a command spoken to with UCI: ``kibitz-engine connect SOCKET``
 (``engine.launcher``) connects to the host's Unix socket and passes its stdin, stdout and

@@ -14,17 +14,14 @@ the posting.
 
 from __future__ import annotations
 
-import enum
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-import chess
-
-from bot.features.chat import kibitz_line, sanitize
+from bot.game.chat import kibitz_line, sanitize
+from bot.game.hooks import CommandAction, CommandContext, CommandReply
 
 # Only this much of a chat line is looked at.
 MAX_PARSED_CHARS = 64
@@ -38,37 +35,6 @@ _COMMAND = re.compile(r"!([A-Za-z]{1,12})(?:\s+([A-Za-z]{1,8}))?\s*$")
 
 HELP_TEXT = "Commands: !help !name !eval !pv on|off !queue !wait"
 UNKNOWN_HINT = "Unknown command. Type !help for the list."
-
-
-class CommandAction(enum.StrEnum):
-    """What the game does after replying."""
-
-    PV_ON = "pv_on"  # post the PV after our moves again
-    PV_OFF = "pv_off"  # stop posting the PV after our moves
-    WAIT = "wait"  # give the opponent more time before aborting
-
-
-@dataclass(frozen=True, slots=True)
-class CommandContext:
-    """What the game knows when a command arrives."""
-
-    me: str
-    engine: str
-    opponent: str
-    eval_for_opponent: bool  # chat.eval_for_opponent: !eval answered in the player room
-    abortable: bool
-    wait_s: float  # how much longer the abort timer runs after !wait
-    kibitz_on: bool  # whether the PV is posted after our moves now
-    # The position our last search started from, and its info (score, depth, pv).
-    last_search: tuple[chess.Board, Mapping[str, Any]] | None = None
-    queue: Sequence[str] | None = None  # challengers waiting, None if unknown
-
-
-@dataclass(frozen=True, slots=True)
-class CommandReply:
-    room: str
-    text: str
-    action: CommandAction | None = None
 
 
 @dataclass

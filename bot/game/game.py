@@ -5,7 +5,7 @@ silence, drops, or a resync request) and hands each event to the part it concern
 - `position.Position` keeps the board in step with the server's move list;
 - `mover.Mover` thinks and sends our move on our turn, and ponders on the opponent's time;
 - `talk.Talk` answers draw and takeback offers and chat commands, greets and kibitzes;
-- `watchdog.Watchdog` says when to abort, claim victory, resync, or end a finished game.
+- `alarms.Alarms` says when to abort, claim victory, resync, or end a finished game.
 Nothing here may hang a game: an engine failure restarts the engine, a rejected move or an
 unreadable server state reopens the stream, and when that does not help the game is aborted
 or resigned, with the reason logged.
@@ -23,16 +23,15 @@ from typing import Any, Final
 
 import chess
 
-from bot.features import chat
-from bot.features.commands import CommandAction
+from bot.engines.pool import EngineFailure, EnginePool
+from bot.game import chat
+from bot.game.alarms import Alarms, Due
 from bot.game.conduct import Conduct, TakebackLedger
-from bot.game.engines import EngineFailure, EnginePool
-from bot.game.hooks import GameContext, GameHooks, GameObserver, SourcedMove
+from bot.game.hooks import CommandAction, GameContext, GameHooks, GameObserver, SourcedMove
 from bot.game.metrics import GameOutcome, Metrics, ThinkingLoad
 from bot.game.mover import LastSearch, Mover
 from bot.game.position import Position, common_prefix
 from bot.game.talk import Talk
-from bot.game.watchdog import Due, Watchdog
 from bot.lichess.client import (
     AuthError,
     Lichess,
@@ -60,7 +59,7 @@ from bot.tournaments.rules import first_draw_move, is_mandatory
 log = logging.getLogger(__name__)
 
 CHAT_KEPT: Final = 20  # the latest chat lines of a game, for the status page
-WATCH_INTERVAL_S: Final = 0.25  # how often the watchdog looks at the game
+ALARM_INTERVAL_S: Final = 0.25  # how often the alarms look at the game
 FINISHED: Final = "finished"  # the reason of a game that ended on the board or by the server
 
 
@@ -107,13 +106,13 @@ class Game:
         ledger: TakebackLedger,
         info: GameInfo | None = None,
         think_s: float | None = None,
-        watch_clock: Callable[[], float] = time.monotonic,
+        alarm_clock: Callable[[], float] = time.monotonic,
         engine_label: str = "",
     ) -> None:
         self.id = game_id
         self.engine_label = engine_label  # which configured engine plays (several configured)
-        # the watchdog's time (abort, claims, resync): injectable, so a test can move it
-        self.watch_clock = watch_clock
+        # the alarms' time (abort, claims, resync): injectable, so a test can move it
+        self.alarm_clock = alarm_clock
         self.client = client
         self.config = config
         self.me = me
@@ -132,10 +131,10 @@ class Game:
         self.winner: str | None = None
         self.reason = FINISHED
         self.started_at = time.time()
-        self.watchdog = Watchdog(abort_after_s=config.game.abort_after_s,
-                                 claim_victory=config.game.claim_victory, now=watch_clock())
+        self.alarms = Alarms(abort_after_s=config.game.abort_after_s,
+                                 claim_victory=config.game.claim_victory, now=alarm_clock())
         self.mover = Mover(game_id, self, client=client, config=config, engines=engines,
-                           conduct=self.conduct, watchdog=self.watchdog, load=load,
+                           conduct=self.conduct, alarms=self.alarms, load=load,
                            metrics=metrics, think_s=think_s)
         self.talk = Talk(game_id, client=client, config=config, me=me.name,
                          conduct=self.conduct, ledger=ledger,
@@ -174,7 +173,7 @@ class Game:
     def server_finished(self, info: GameInfo) -> None:
         """gameFinish arrived on the event stream: the second end signal."""
         self.info = info
-        self.watchdog.server_finished(self.watch_clock())
+        self.alarms.server_finished(self.alarm_clock())
 
     async def leave(self, action: ShutdownAction) -> None:
         """Shutdown: resign (or abort, while abortable) or simply abandon the game. The game
@@ -196,7 +195,7 @@ class Game:
                 await self.mover.acquire()
                 async with asyncio.TaskGroup() as tg:
                     self._tg = tg
-                    watchdog = tg.create_task(self._watch(), name=f"game {self.id} watchdog")
+                    alarms = tg.create_task(self._ring_alarms(), name=f"game {self.id} alarms")
                     while not self.over:
                         self._resync_wanted = False
                         self._wake.clear()
@@ -204,7 +203,7 @@ class Game:
                         await self._wake.wait()
                         reader.cancel()
                         await asyncio.wait({reader})
-                    watchdog.cancel()
+                    alarms.cancel()
                     self.mover.stop()
             except EngineFailure as exc:
                 log.error("no engine for this game: %s", exc)
@@ -340,7 +339,7 @@ class Game:
         if step.kept is not None:  # a takeback: its moves' scores go too
             self.conduct.take_back(step.kept)
         if step.new_ply:
-            self.watchdog.new_ply(self.watch_clock())
+            self.alarms.new_ply(self.alarm_clock())
             self.mover.new_ply(len(moves))
         return True
 
@@ -359,16 +358,16 @@ class Game:
                                    engine=self.mover.engine_name,
                                    last_search=self.mover.last_search)
         if action is CommandAction.WAIT:
-            self.watchdog.grant_wait()
+            self.alarms.grant_wait()
 
     def _on_opponent_gone(self, event: OpponentGone) -> None:
         if event.gone:
             wait_s = event.claim_win_in_s if event.claim_win_in_s is not None else 0.0
-            log.log(logging.INFO if not self.watchdog.claims.pending else logging.DEBUG,
+            log.log(logging.INFO if not self.alarms.claims.pending else logging.DEBUG,
                     "opponent gone; victory claimable in %.0f s", wait_s)
         else:
             log.info("opponent is back")
-        self.watchdog.opponent_gone(event.gone, event.claim_win_in_s)
+        self.alarms.opponent_gone(event.gone, event.claim_win_in_s)
 
     # --- our move, played ------------------------------------------------------------------
 
@@ -405,15 +404,15 @@ class Game:
         if len(full.state.moves) < 2 and not full.state.is_over and first_visit:
             self.talk.greet(context, self.mover.engine_name)
 
-    # --- watchdog, resync, ending ------------------------------------------------------------
+    # --- alarms, resync, ending ------------------------------------------------------------
 
-    async def _watch(self) -> None:
+    async def _ring_alarms(self) -> None:
         while not self.over:
-            await asyncio.sleep(WATCH_INTERVAL_S)
+            await asyncio.sleep(ALARM_INTERVAL_S)
             position = self.position
             playing = position is not None and position.state is not None
-            for due in self.watchdog.due(
-                    self.watch_clock(), playing=playing,
+            for due in self.alarms.due(
+                    self.alarm_clock(), playing=playing,
                     abortable=self._abortable(position),
                     our_turn=self._our_turn(), mover_idle=self.mover.idle):
                 if due is Due.END:
@@ -425,7 +424,7 @@ class Game:
                     log.info("the opponent has not moved in %.0f s: aborting",
                              self.config.game.abort_after_s)
                     if not await attempt("abort", self.client.abort(self.id)):
-                        self.watchdog.abort_failed(self.watch_clock())
+                        self.alarms.abort_failed(self.alarm_clock())
                 elif due is Due.CLAIM_VICTORY:
                     log.info("claiming victory: the opponent is gone")
                     await self._claim_victory()
@@ -437,19 +436,19 @@ class Game:
             await self.client.claim_victory(self.id)
         except RequestError as exc:
             log.warning("claim victory refused: %s; trying again later if still gone", exc)
-            self.watchdog.claims.sent(refused=True)
+            self.alarms.claims.sent(refused=True)
         except Unavailable as exc:
             log.warning("claim victory: %s", exc)
-            self.watchdog.claims.sent(refused=False)
+            self.alarms.claims.sent(refused=False)
         else:
-            self.watchdog.claims.sent(refused=False)
+            self.alarms.claims.sent(refused=False)
 
     def _request_resync(self, why: str) -> None:
         """Reopen the game stream and re-read the game's state; the mover starts over from
         it. Never gives the game up: while the server fails, our clock runs and lila ends
         the game by its rules (a flag), not by our resignation."""
         self.metrics.resyncs += 1
-        in_a_row = self.watchdog.resync()
+        in_a_row = self.alarms.resync()
         log.warning("resync %d in a row (%s): reopening the game stream", in_a_row, why)
         self.mover.rethink(drop_sent=True)
         self._resync_wanted = True

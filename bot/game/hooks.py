@@ -13,13 +13,13 @@ Draw, resign and takeback decisions live in `bot.game.conduct`.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import chess
 
-from bot.features.commands import CommandContext, CommandReply
 from bot.lichess.events import GameFull, GameInfo, GameState, Player
 
 
@@ -72,6 +72,37 @@ class MoveSource(Protocol):
     ) -> SourcedMove | RootRestriction | None:
         """A move (or root advice) for `board`, our turn; None lets the next source answer."""
         ...
+
+
+class CommandAction(enum.StrEnum):
+    """What the game does after replying."""
+
+    PV_ON = "pv_on"  # post the PV after our moves again
+    PV_OFF = "pv_off"  # stop posting the PV after our moves
+    WAIT = "wait"  # give the opponent more time before aborting
+
+
+@dataclass(frozen=True, slots=True)
+class CommandContext:
+    """What the game knows when a command arrives."""
+
+    me: str
+    engine: str
+    opponent: str
+    eval_for_opponent: bool  # chat.eval_for_opponent: !eval answered in the player room
+    abortable: bool
+    wait_s: float  # how much longer the abort timer runs after !wait
+    kibitz_on: bool  # whether the PV is posted after our moves now
+    # The position our last search started from, and its info (score, depth, pv).
+    last_search: tuple[chess.Board, Mapping[str, Any]] | None = None
+    queue: Sequence[str] | None = None  # challengers waiting, None if unknown
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReply:
+    room: str
+    text: str
+    action: CommandAction | None = None
 
 
 class ChatCommandHandler(Protocol):

@@ -19,13 +19,13 @@ from typing import Any, Final, Protocol
 import chess
 import chess.engine
 
+from bot.engines.pool import Engine, EngineFailure, EnginePool
+from bot.game.alarms import Alarms
 from bot.game.clock import LatencyMeter, ThinkPlan, plan_move
 from bot.game.conduct import Conduct
-from bot.game.engines import Engine, EngineFailure, EnginePool
 from bot.game.hooks import MoveSource, RootRestriction, SourcedMove
 from bot.game.metrics import Metrics, MoveTiming, ThinkingLoad
 from bot.game.position import Position, wire_uci
-from bot.game.watchdog import Watchdog
 from bot.lichess.client import AuthError, Lichess, RequestError, Unavailable, attempt
 from bot.lichess.events import GameState
 from bot.ops.config import Config
@@ -59,7 +59,7 @@ class MoverHost(Protocol):
 
 class Mover:
     def __init__(self, game_id: str, host: MoverHost, *, client: Lichess, config: Config,
-                 engines: EnginePool, conduct: Conduct, watchdog: Watchdog,
+                 engines: EnginePool, conduct: Conduct, alarms: Alarms,
                  load: ThinkingLoad, metrics: Metrics, think_s: float | None) -> None:
         self.game_id = game_id
         self.host = host
@@ -67,7 +67,7 @@ class Mover:
         self.config = config
         self.engines = engines
         self.conduct = conduct
-        self.watchdog = watchdog
+        self.alarms = alarms
         self.load = load
         self.metrics = metrics
         self.think_s = think_s  # set: a correspondence visit (a fixed budget, no clock)
@@ -164,7 +164,7 @@ class Mover:
         except AuthError:
             raise
         except Exception:
-            self.watchdog.move_failed()  # the watchdog resyncs soon
+            self.alarms.move_failed()  # the alarms resync soon
             raise
 
     async def _play(self, moves: tuple[str, ...], received: float) -> None:
@@ -202,7 +202,7 @@ class Mover:
             await self.client.move(self.game_id, uci, offering_draw=offer, deadline_s=deadline_s)
         except (RequestError, Unavailable) as exc:
             self.metrics.rejected_moves += 1
-            self.watchdog.move_failed()
+            self.alarms.move_failed()
             self._sent = None
             log.warning("move %s not accepted: %s", uci, exc)
             return

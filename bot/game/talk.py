@@ -13,11 +13,10 @@ from typing import Any, Final
 
 import chess
 
-from bot.features import chat
-from bot.features.commands import CommandAction, CommandContext
-from bot.features.greetings import ChatMessage, GamePhase, greetings
+from bot.game import chat
 from bot.game.conduct import Conduct, TakebackLedger
-from bot.game.hooks import ChatCommandHandler, GameContext
+from bot.game.greetings import ChatMessage, GamePhase, greetings
+from bot.game.hooks import ChatCommandHandler, CommandAction, CommandContext, GameContext
 from bot.game.metrics import Metrics
 from bot.game.mover import LastSearch
 from bot.game.position import Position

@@ -1,2 +1,3 @@
-"""Running the service: the configuration, the API token, logging, the status view, systemd's
-notify protocol, and the small state files kept between runs."""
+"""The ground floor of the service: the configuration, the API token, logging, systemd's
+notify protocol, and the small state files kept between runs. It imports no other part of
+the bot but `bot.lichess`."""

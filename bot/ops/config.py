@@ -28,7 +28,7 @@ from bot.lichess.variants import LICHESS_VARIANTS
 
 T = TypeVar("T")
 
-# Every Lichess variant; which of them are played depends on the engine (bot.game.engines).
+# Every Lichess variant; which of them are played depends on the engine (bot.engines.pool).
 PLAYABLE_VARIANTS = LICHESS_VARIANTS
 ENGINE_PROTOCOLS = ("uci", "xboard")
 SYZYGY_VARIANTS = ("atomic", "antichess")  # variants with Syzygy tables of their own

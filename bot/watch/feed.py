@@ -29,9 +29,9 @@ from bot.game.game import Game
 from bot.game.hooks import SourcedMove
 from bot.lichess.client import EVENT_STREAM_KIND, Lichess, export_path, version
 from bot.lichess.events import Challenge, GameState
-from bot.ops.status import BotState, GameTally
 from bot.tournaments.desk import ArenaDesk
 from bot.watch import proctree, view
+from bot.watch.status import BotState, GameTally
 from bot.watch.warnings import WarningRing
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ import chess.svg
 from bot.game.game import GameSnapshot
 from bot.game.metrics import ChallengeDecision, GameOutcome, result_of
 from bot.lichess.events import ChatLine, Player
-from bot.ops.status import short_score
+from bot.watch.status import short_score
 from bot.watch.warnings import Warned
 
 PV_MOVES: Final = 12  # moves of the principal variation shown in SAN

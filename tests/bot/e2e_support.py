@@ -110,11 +110,11 @@ watch:
     return parse_config(text, "test config")
 
 
-class WatchClock:
-    """The games' watchdog time, moved by the test: abort and claim timers without waiting.
+class AlarmClock:
+    """The games' alarms time, moved by the test: abort and claim timers without waiting.
 
-    Each read is counted, so a test can wait until the watchdogs have looked at the time
-    after it moved it (every read after `advance` is a watchdog's look at the game)."""
+    Each read is counted, so a test can wait until the alarms have looked at the time
+    after it moved it (every read after `advance` is the alarms looking at the game)."""
 
     def __init__(self) -> None:
         self.now_s = 0.0
@@ -128,7 +128,7 @@ class WatchClock:
         self.now_s += seconds
 
     async def looked_at(self, times: int = 2) -> None:
-        """Wait until the watchdogs have read the time `times` more times."""
+        """Wait until the alarms have read the time `times` more times."""
         target = self.reads + times
         await wait_for(lambda: self.reads >= target, GUARD_S)
 
@@ -158,7 +158,7 @@ class BotRun:
 async def running_bot(server: SandboxServer, config: Config, *, token: str | None = None,
                       timings: ClientTimings = FAST_TIMINGS, hooks: GameHooks | None = None,
                       url: str | None = None,
-                      watch_clock: Callable[[], float] = time.monotonic,
+                      alarm_clock: Callable[[], float] = time.monotonic,
                       watch: Watch | None = None,
                       ) -> AsyncIterator[BotRun]:
     """The bot running on `server` (or at `url`, a proxy in front of it) until the block ends,
@@ -176,7 +176,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
 
     task = asyncio.create_task(run_bot(
         config, url=url or server.url, token=token, stop=stop, handle_signals=False, hooks=hooks,
-        metrics=metrics, timings=timings, on_ready=on_ready, watch_clock=watch_clock,
+        metrics=metrics, timings=timings, on_ready=on_ready, alarm_clock=alarm_clock,
         watch=watch,
     ))
     run = BotRun(server, token, task, stop, metrics, ready, me)

@@ -16,7 +16,7 @@ import chess
 import pytest
 
 from bot.app import EXIT_ACCOUNT, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_OK, run_bot
-from bot.game.engines import EngineSpec
+from bot.engines.pool import EngineSpec
 from bot.ops.config import Config
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer

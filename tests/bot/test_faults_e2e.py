@@ -183,7 +183,7 @@ async def test_a_game_that_crashes_is_resigned_and_the_others_play_on(
     assert_won(survivor)
 
 
-OUTAGE_S = 45.0  # on the sandbox's clock and the watchdogs': simulated, not waited
+OUTAGE_S = 45.0  # on the sandbox's clock and the alarms': simulated, not waited
 OUTAGE_STEP_S = 3.0
 
 
@@ -196,16 +196,16 @@ async def test_a_long_move_outage_on_our_turn_is_outlasted_never_resigned(
     back. It never resigns (nor leaves the game) as error handling."""
     import bot.game.mover
     from sandbox.timers import ManualClock
-    from tests.bot.e2e_support import WatchClock
+    from tests.bot.e2e_support import AlarmClock
     from tests.bot.test_features_e2e import Human
 
     quiet_logs()
     monkeypatch.setattr(bot.game.mover, "MOVE_REQUEST_MAX_S", 0.5)
     monkeypatch.setattr(bot.game.mover, "MIN_MOVE_REQUEST_S", 0.5)
-    sandbox_clock, watch = ManualClock(), WatchClock()
+    sandbox_clock, watch = ManualClock(), AlarmClock()
     async with SandboxServer(keepalive_s=0.5, clock=sandbox_clock) as server:
         rival = Human(server, "rival")
-        async with running_bot(server, make_config(tmp_path), watch_clock=watch) as run:
+        async with running_bot(server, make_config(tmp_path), alarm_clock=watch) as run:
             game_id = await server.challenge("rival", BOT, 180, 2, color="white")
             await rival.move_after(game_id, 0, "e2e4")
             assert await plies(server, game_id, 2)
@@ -241,7 +241,7 @@ async def test_silent_streams_are_reopened_after_two_missed_keep_alives(
     after at most two missed keep-alives (within 15 s), counted by the sandbox. The old 20 s
     limit let the event stream miss three, and lila sweeps a challenge unseen for 20 s."""
     from bot.lichess.client import ClientTimings
-    from tests.bot.e2e_support import WatchClock
+    from tests.bot.e2e_support import AlarmClock
     from tests.bot.test_features_e2e import Human
 
     quiet_logs()
@@ -251,7 +251,7 @@ async def test_silent_streams_are_reopened_after_two_missed_keep_alives(
     async with SandboxServer() as server:  # lila's keep-alives: 6 s and 7 s
         Human(server, "thinker")
         async with running_bot(server, make_config(tmp_path), timings=timings,
-                               watch_clock=WatchClock()):  # no abort while it waits
+                               alarm_clock=AlarmClock()):  # no abort while it waits
             game_id = await server.pair("thinker", BOT, 300, 0)
             await wait_for(lambda: server.open_streams("game", BOT) == 1
                            and server.open_streams("event", BOT) == 1)
@@ -275,16 +275,16 @@ async def test_a_failed_abort_is_retried_until_the_game_is_aborted(
     aborted once the server answers."""
     import bot.lichess.client
     from sandbox.timers import ManualClock
-    from tests.bot.e2e_support import WatchClock
+    from tests.bot.e2e_support import AlarmClock
     from tests.bot.test_features_e2e import Human
 
     quiet_logs()
     # One try per abort request: each attempt of the bot is then one fired fault.
     monkeypatch.setattr(bot.lichess.client, "COMMAND_DEADLINE_S", 0.01)
-    sandbox_clock, watch = ManualClock(), WatchClock()
+    sandbox_clock, watch = ManualClock(), AlarmClock()
     async with SandboxServer(keepalive_s=0.5, clock=sandbox_clock) as server:
         Human(server, "idler")
-        async with running_bot(server, make_config(tmp_path), watch_clock=watch) as run:
+        async with running_bot(server, make_config(tmp_path), alarm_clock=watch) as run:
             game_id = await server.challenge("idler", BOT, 180, 2, color="white")
             await wait_for(lambda: server.open_streams("game", BOT) == 1)
             outage = server.fail(503, f"/api/bot/game/{game_id}/abort", for_s=20.0)

@@ -29,7 +29,7 @@ from tests.bot.e2e_support import (
     GUARD_S,
     UNBUDGETED,
     UNLIMITED,
-    WatchClock,
+    AlarmClock,
     assert_legal,
     make_config,
     post_as,
@@ -45,7 +45,7 @@ HOPELESS_FEN = "8/8/8/3k4/8/8/8/QQ2K3 w - - 0 40"
 # The bot (white) has an extra queen: it declines a draw.
 WINNING_FEN = "4k3/8/8/8/8/8/3QK3/8 w - - 0 40"
 
-# abort_after_s in the !wait game, on the watchdog's test clock
+# abort_after_s in the !wait game, on the alarms's test clock
 WAIT_ABORT_S = 60.0
 
 FEATURES = """
@@ -144,7 +144,7 @@ async def test_draws_resignation_chat_commands_and_pgn(tmp_path: Path) -> None:
     config = make_config(tmp_path, FEATURES + f"""
 book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 """)
-    # The watchdog's clock stands still: no game here is aborted while the test, on a busy
+    # The alarms's clock stands still: no game here is aborted while the test, on a busy
     # machine, takes its time to move.
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         peace, loser, rival, chatter = (Human(server, n) for n in
@@ -152,7 +152,7 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
         server.add_account("fan", bot=False)
         fan = server.account("fan")
         async with running_bot(server, config, timings=UNBUDGETED,
-                               watch_clock=WatchClock()) as run:
+                               alarm_clock=AlarmClock()) as run:
             draw_id = await server.challenge("peace", BOT, 120, 1, variant="fromPosition",
                                              fen=LEVEL_FEN, color="white")
             resign_id = await server.challenge("loser", BOT, 120, 1, variant="fromPosition",
@@ -251,12 +251,12 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
 
 async def test_wait_gives_the_opponent_one_more_abort_period(tmp_path: Path) -> None:
     quiet_logs()
-    clock = WatchClock()
+    clock = AlarmClock()
     config = make_config(tmp_path, FEATURES)
     config = replace(config, game=replace(config.game, abort_after_s=WAIT_ABORT_S))
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         slow = Human(server, "slowcoach")
-        async with running_bot(server, config, watch_clock=clock):
+        async with running_bot(server, config, alarm_clock=clock):
             # a challenge game: lila never expires those, so only the bot can abort it
             game_id = await server.challenge("slowcoach", BOT, 120, 1, color="black")
             await until(lambda: game_id in server.lobby.games
@@ -282,12 +282,12 @@ async def test_no_takeback_with_a_bot_and_the_pgn_completed_across_a_restart(
     # Stopping the bot leaves the game running, for the next bot process to take up.
     config = replace(config, game=replace(config.game, shutdown_grace_s=0.0,
                                           shutdown_action="abandon"))
-    clock = WatchClock()  # standing still: the test's own moves are never too slow
+    clock = AlarmClock()  # standing still: the test's own moves are never too slow
     async with SandboxServer(keepalive_s=0.5) as server:
         undoer = Human(server, "undoer")
         token = server.add_account(BOT, bot=True)
         ledger = tmp_path / "state" / "takebacks.json"
-        async with running_bot(server, config, token=token, watch_clock=clock):
+        async with running_bot(server, config, token=token, alarm_clock=clock):
             game_id = await server.challenge("undoer", BOT, 180, 2, color="white")
             await undoer.move_after(game_id, 0, "e2e4")
             await until(lambda: len(server.game_record(game_id).moves) == 2)
@@ -296,7 +296,7 @@ async def test_no_takeback_with_a_bot_and_the_pgn_completed_across_a_restart(
             await until(lambda: len(server.game_record(game_id).moves) == 4)
             assert not server.game(game_id).takeback_offers
         # The bot is gone, the game goes on; a new bot process takes it up again.
-        async with running_bot(server, config, token=token, watch_clock=clock):
+        async with running_bot(server, config, token=token, alarm_clock=clock):
             await undoer.move_after(game_id, 4)
             await until(lambda: len(server.game_record(game_id).moves) == 6,
                         what="the restarted bot's move")

@@ -17,7 +17,7 @@ from tests.bot.e2e_support import (
     GUARD_S,
     UNBUDGETED,
     UNLIMITED,
-    WatchClock,
+    AlarmClock,
     assert_legal,
     bot_games,
     make_config,
@@ -62,8 +62,8 @@ draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         tokens = {name: server.add_account(name, bot=False)
                   for name in ("quitter", "peacemaker", "sleeper")}
-        clock = WatchClock()  # the abort timer moves only when the test says so
-        async with running_bot(server, config, timings=UNBUDGETED, watch_clock=clock) as run:
+        clock = AlarmClock()  # the abort timer moves only when the test says so
+        async with running_bot(server, config, timings=UNBUDGETED, alarm_clock=clock) as run:
             # Random movers: the bot mates them (standard, chess960, from a set-up position).
             for name, spec in {
                 "sparring": ChallengeSpec(BOT, 60, 0, variant="standard", repeat=False),

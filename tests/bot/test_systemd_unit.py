@@ -66,7 +66,7 @@ def test_notify_watchdog_and_restart(service: dict[str, list[str]]) -> None:
 
 def test_start_timeout_leaves_room_for_the_first_compile(
         service: dict[str, list[str]]) -> None:
-    from bot.game.engines import START_TIMEOUT_S, WARM_UP_TIMEOUT_S
+    from bot.engines.pool import START_TIMEOUT_S, WARM_UP_TIMEOUT_S
 
     assert _seconds(service["TimeoutStartSec"][0]) > WARM_UP_TIMEOUT_S + START_TIMEOUT_S
 
@@ -75,7 +75,7 @@ def test_stop_timeout_leaves_room_for_the_grace_period(service: dict[str, list[s
     """The worst stop: the grace period, then resigning and waiting (one deadline), then
     engines that do not quit."""
     from bot.app import LEAVE_TIMEOUT_S
-    from bot.game.engines import QUIT_TIMEOUT_S
+    from bot.engines.pool import QUIT_TIMEOUT_S
 
     grace_s = Config().game.shutdown_grace_s
     worst_s = grace_s + LEAVE_TIMEOUT_S + QUIT_TIMEOUT_S + STOP_SLACK_S

@@ -21,7 +21,7 @@ from tests.bot.e2e_support import (
     BOT,
     FAKE_ENGINE,
     UNLIMITED,
-    WatchClock,
+    AlarmClock,
     make_config,
     quiet_logs,
     running_bot,
@@ -94,8 +94,8 @@ async def test_a_whole_arena_is_joined_played_and_left(
         assert await robo.join_arena(arena_id) == 200
         arena = server.arena(arena_id)
         config = make_config(tmp_path, arena_config(tmp_path, arena_id))
-        watch = WatchClock()
-        async with running_bot(server, config, watch_clock=watch):
+        watch = AlarmClock()
+        async with running_bot(server, config, alarm_clock=watch):
             await wait_for(lambda: BOT in arena.players)
             assert arena.status == "created"  # joined before the start
             # The opponents are slow to start: past game.abort_after_s the bot would abort

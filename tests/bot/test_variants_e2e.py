@@ -8,7 +8,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from bot.game.engines import EngineSpec, start_engine
+from bot.engines.pool import EngineSpec, start_engine
 from bot.lichess.variants import LICHESS_VARIANTS, PGN_NAMES
 from bot.ops.config import Config
 from sandbox.opponent import ChallengeSpec

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.game.engines import EngineSpec, start_engine
+from bot.engines.pool import EngineSpec, start_engine
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (

@@ -31,8 +31,8 @@ import chess
 import chess.engine
 
 from bot.app import run_bot
-from bot.game.enginehost import EngineHost
-from bot.game.engines import SEARCH_INFO
+from bot.engines.host import EngineHost
+from bot.engines.pool import SEARCH_INFO
 from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config

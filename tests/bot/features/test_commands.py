@@ -13,11 +13,9 @@ from bot.features.commands import (
     HELP_TEXT,
     MAX_REPLIES_PER_WINDOW,
     UNKNOWN_HINT,
-    CommandAction,
-    CommandContext,
-    CommandReply,
     CommandResponder,
 )
+from bot.game.hooks import CommandAction, CommandContext, CommandReply
 
 BOARD = chess.Board()
 INFO = {"depth": 14, "score": chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE),

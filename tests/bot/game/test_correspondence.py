@@ -14,9 +14,9 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+from bot.engines.pool import EnginePool, EngineSpec
 from bot.game.conduct import TakebackLedger
 from bot.game.correspondence import CorrespondenceDesk, Waiting, our_turns
-from bot.game.engines import EnginePool, EngineSpec
 from bot.game.game import Game, Me
 from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics, ThinkingLoad

@@ -8,7 +8,7 @@ import chess.engine
 import chess.variant
 import pytest
 
-from bot.game.engines import EngineSpec, start_engine
+from bot.engines.pool import EngineSpec, start_engine
 from bot.game.position import initial_board, replay, wire_uci
 from bot.lichess.variants import (
     LICHESS_VARIANTS,

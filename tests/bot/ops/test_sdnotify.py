@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.game.engines import WARM_UP_TIMEOUT_S
+from bot.engines.pool import WARM_UP_TIMEOUT_S
 from bot.ops import sdnotify
 from tests.bot.stepped_time import SteppedTime
 

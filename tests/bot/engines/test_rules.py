@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.game.engine_rules import (
+from bot.engines.engineset import EngineSet
+from bot.engines.rules import (
     SINGLE_ENGINE,
     EngineTable,
     GameFacts,
@@ -13,7 +14,6 @@ from bot.game.engine_rules import (
     rule_problems,
     variant_problems,
 )
-from bot.game.engineset import EngineSet
 from bot.ops.config import ChallengeConfig, Config, parse_config
 
 TABLE = EngineTable.from_config(parse_config("""

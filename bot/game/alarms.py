@@ -1,4 +1,4 @@
-"""The watchdog: the timers of one game, and what is due when one runs out.
+"""The alarms: the timers of one game, and what is due when one runs out.
 
 It aborts a game the opponent never started, claims victory while the opponent is gone,
 asks for a resync when it is our turn and no move is on its way (again and again, with
@@ -30,7 +30,7 @@ FINISH_GRACE_S: Final = 3.0  # gameFinish seen, stream still open: end the game 
 
 
 class Due(enum.Enum):
-    """What the watchdog asks the game to do."""
+    """What the alarms ask the game to do."""
 
     END = "end"  # gameFinish came long ago: end the game
     ABORT = "abort"  # the opponent never started the game
@@ -38,7 +38,7 @@ class Due(enum.Enum):
     RESYNC = "resync"  # our turn, but no move is on its way
 
 
-class Watchdog:
+class Alarms:
     def __init__(self, *, abort_after_s: float, claim_victory: bool, now: float,
                  claims: ClaimTimer | None = None) -> None:
         self.abort_after_s = abort_after_s

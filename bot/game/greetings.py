@@ -12,7 +12,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from bot.features.chat import sanitize
+from bot.game.chat import sanitize
 from bot.ops.config import ChatConfig
 
 # {{ or }} (literal braces) or {name}.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.features.greetings import ChatMessage, GamePhase, greetings, render
+from bot.game.greetings import ChatMessage, GamePhase, greetings, render
 from bot.ops.config import ChatConfig
 
 NAMES = {"me": "KibitzBot", "opponent": "Magnus", "engine": "Kibitz 0.1"}

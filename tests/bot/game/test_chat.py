@@ -7,7 +7,7 @@ import chess.engine
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.features.chat import (
+from bot.game.chat import (
     MAX_CHAT_CHARS,
     format_count,
     format_score,

@@ -11,8 +11,8 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 
-from bot.game.engine_rules import EngineTable, GameFacts, pick_engine, reachable
-from bot.game.engines import EnginePool, EngineSpec
+from bot.engines.pool import EnginePool, EngineSpec
+from bot.engines.rules import EngineTable, GameFacts, pick_engine, reachable
 from bot.lichess.events import Challenge, GameInfo
 from bot.ops.config import Config, EngineConfig
 

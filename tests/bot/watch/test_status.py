@@ -15,7 +15,7 @@ from bot.game.game import GameSnapshot
 from bot.game.hooks import GameContext
 from bot.lichess.events import Player
 from bot.ops.logs import setup_logging
-from bot.ops.status import (
+from bot.watch.status import (
     GameTally,
     GameView,
     StatusSnapshot,
@@ -118,7 +118,7 @@ async def test_nothing_to_do_returns_at_once() -> None:
 def test_short_scores_are_from_our_side() -> None:
     import chess.engine
 
-    from bot.ops.status import short_score
+    from bot.watch.status import short_score
 
     white_up = chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE)
     assert short_score(white_up, chess.WHITE) == "+0.35"

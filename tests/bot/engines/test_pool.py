@@ -11,8 +11,8 @@ import chess
 import chess.engine
 import pytest
 
-from bot.game import engines
-from bot.game.engines import EngineFailure, EnginePool, EngineSpec, start_engine
+from bot.engines import pool as pool_module
+from bot.engines.pool import EngineFailure, EnginePool, EngineSpec, start_engine
 from tests.bot.e2e_support import FAKE_ENGINE, engine_command
 
 FAST = chess.engine.Limit(time=0.05)
@@ -100,7 +100,7 @@ async def test_warm_up_waits_for_an_engine_still_compiling(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh checkout's engine answers `isready` only once compiled (minutes on a slow
     machine): the warm-up waits for it, while a game's search gives up after START_TIMEOUT_S."""
-    monkeypatch.setattr(engines, "START_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(pool_module, "START_TIMEOUT_S", 0.2)
     slow = fake("slowready", 1)  # each readyok a second late
     pool = EnginePool(slow, spare=False)
     assert await pool.warm_up() == "Fake"

@@ -13,8 +13,8 @@ import chess
 import chess.engine
 import pytest
 
-from bot.game.enginehost import EngineHost, socket_path
-from bot.game.engines import EngineFailure, EnginePool, EngineSpec
+from bot.engines.host import EngineHost, socket_path
+from bot.engines.pool import EngineFailure, EnginePool, EngineSpec
 
 # A middle game whose depth-8 search takes some thousands of nodes from an empty table.
 FEN = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8"
@@ -87,7 +87,7 @@ async def test_without_the_host_the_same_command_plays_in_its_own_process(
 
 async def test_a_host_that_dies_is_started_again(host: EngineHost,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("bot.game.enginehost.HOST_RETRY_S", 0.0)
+    monkeypatch.setattr("bot.engines.host.HOST_RETRY_S", 0.0)
     keeper = asyncio.ensure_future(host.keep_running(900))
     try:
         first = host.pid

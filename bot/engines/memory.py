@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bot.game.engine_rules import EngineTable, reachable
+from bot.engines.rules import EngineTable, reachable
 from bot.ops.config import Config, EngineConfig
 
 MEMINFO: Final = Path("/proc/meminfo")

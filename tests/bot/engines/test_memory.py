@@ -5,8 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from bot.ops.config import Config, parse_config
-from bot.ops.memory import (
+from bot.engines.memory import (
     BOT_MB,
     ENGINE_HOST_MB,
     EXTERNAL_ENGINE_MB,
@@ -16,6 +15,7 @@ from bot.ops.memory import (
     estimate,
     memory_report,
 )
+from bot.ops.config import Config, parse_config
 
 MEMINFO = Path(__file__).resolve().parents[2] / "data" / "meminfo"
 ONE_GB_VM = MEMINFO / "1gb-vm"  # MemAvailable: 612480 kB
