@@ -10,10 +10,9 @@ def main() -> None:
     args = sys.argv[1:]
     if not args:
         # Imported here so `uci` is answered before anything heavy is loaded.
-        from engine.uci import main as uci_main
+        from engine.uci import main_process
 
-        uci_main()
-        return
+        main_process()
     if args[0] == "bench":
         from engine.bench import DEFAULT_DEPTH, run_bench
         from engine.nnue import NetFileError, net_for

@@ -20,8 +20,11 @@ The launcher hanging up means its engine is no longer wanted: the host kills the
 
 The host never starts a thread, so every fork happens in a single-threaded process (a fork
 of a threaded process may copy a lock some other thread held).  It ends when its stdin
-reaches end of file (the bot that started it is gone) or on SIGTERM; its children go on
-until their own stdin closes.
+reaches end of file (the bot that started it is gone) or on a SIGTERM or SIGINT sent to it;
+its children go on until their own stdin closes.  The bot starts it in a session of its own,
+which its children share, so a signal meant for the bot's process group (Ctrl-C in a
+terminal) reaches neither: the bot decides when its engines end, and when the bot dies
+(SIGKILL included) the end of their input ends them.
 """
 
 from __future__ import annotations
@@ -253,6 +256,12 @@ class Host:
             conn.close()
 
     def _close(self) -> None:
+        # Let go of the wakeup pipe before closing it: a child that ends later (and ending
+        # the interpreter takes a while) would have the signal handler write to a closed
+        # descriptor ("Exception ignored when trying to write to the signal wakeup fd"), or
+        # to whatever file got its number since.
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         self._selector.close()
         self._listener.close()
         with contextlib.suppress(OSError):

@@ -15,7 +15,7 @@ import resource
 import signal
 import socket
 import sys
-from typing import Final
+from typing import Final, NoReturn
 
 from engine.forkserver import HELLO, MAX_MESSAGE_BYTES
 
@@ -51,14 +51,13 @@ def connect(path: str) -> socket.socket | None:
     return conn
 
 
-def run_in_process(reason: str) -> int:
+def run_in_process(reason: str) -> NoReturn:
     """The fallback: this process is the engine."""
     print(f"kibitz-engine: {reason}; running the engine in this process", file=sys.stderr,
           flush=True)
-    from engine.uci import main
+    from engine.uci import main_process
 
-    main()
-    return 0
+    main_process()
 
 
 def exit_like(status: int) -> int:

@@ -27,6 +27,8 @@ entry stays correct wherever the position recurs in the tree; ``score_to_tt`` an
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import numpy.typing as npt
 
@@ -63,6 +65,9 @@ _MASK2 = np.int64(0x3)
 MIN_HASH_MB = 1
 MAX_HASH_MB = 4096
 DEFAULT_HASH_MB = 64
+# Words emptied between two looks at whether to give up (16 MB: a few milliseconds), so a
+# ``quit`` never waits for the rest of a 4 GB clear.
+CLEAR_SLICE_WORDS = 2 * 1024 * 1024
 
 
 def entries_for_mb(hash_mb: int) -> int:
@@ -76,25 +81,33 @@ def entries_for_mb(hash_mb: int) -> int:
     return entries
 
 
-def new_table(hash_mb: int) -> TableArray:
+def new_table(hash_mb: int, abandon: threading.Event | None = None) -> TableArray:
     """Allocate an empty table of ``hash_mb`` megabytes (rounded down to a power of two).
 
     Every page is written now: a lazily mapped table would pay its page faults (and the
-    kernel's zeroing of huge pages) during the first search, on the clock.
+    kernel's zeroing of huge pages) during the first search, on the clock.  ``abandon`` set
+    (``quit`` arrived) stops the writing: the table is empty all the same, its pages come
+    zeroed from the kernel.
     """
     words = entries_for_mb(hash_mb) * ENTRY_WORDS
     line_words = CACHE_LINE_BYTES // 8
-    raw = np.empty(words + line_words, dtype=np.uint64)
+    raw = np.zeros(words + line_words, dtype=np.uint64)
     # the view starts on a cache line, so every bucket fills exactly one
     skip = (-raw.ctypes.data % CACHE_LINE_BYTES) // 8
     table = raw[skip : skip + words]
-    table.fill(0)
+    clear(table, abandon)
     return table
 
 
-def clear(table: TableArray) -> None:
-    """Empty the table (``ucinewgame`` / ``Clear Hash``)."""
-    table.fill(0)
+def clear(table: TableArray, abandon: threading.Event | None = None) -> bool:
+    """Empty the table (``ucinewgame`` / ``Clear Hash``), a slice at a time; False when
+    ``abandon`` was set before the end (the slices not reached keep their entries, each
+    still valid for its own position)."""
+    for start in range(0, table.shape[0], CLEAR_SLICE_WORDS):
+        if abandon is not None and abandon.is_set():
+            return False
+        table[start : start + CLEAR_SLICE_WORDS].fill(0)
+    return True
 
 
 @njit_noalloc

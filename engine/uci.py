@@ -1,20 +1,26 @@
 """The UCI protocol: read commands from stdin, search in a worker thread, answer on stdout.
 
-The reader never blocks on a search: ``go`` starts a worker thread (the compiled search releases
-the GIL), and ``stop``, ``ponderhit``, ``quit`` and the hard-limit timer end it through the
-searcher's stop flag.  Every command is checked; anything malformed or unknown is answered with
-``info string error ...`` and otherwise ignored.  Compiling (or loading the compiled code from
-numba's cache) starts in the background after ``uciok`` and ``isready`` waits for it.
+Commands are obeyed in order and never wait for a search: ``go`` starts a worker thread (the
+compiled search releases the GIL), and ``stop``, ``ponderhit``, ``quit`` and the hard-limit
+timer end it through the searcher's stop flag.  A thread of its own reads the input, so a
+``quit`` is seen while an earlier command still works: the table work under way or queued
+(clearing, allocating, waiting for the warm-up) is dropped and the process ends at once.
+Every command is checked; anything malformed or unknown is answered with ``info string error
+...`` and otherwise ignored.  Compiling (or loading the compiled code from numba's cache)
+starts in the background after ``uciok`` and ``isready`` waits for it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import queue
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 import chess
 import chess.variant
@@ -53,6 +59,10 @@ _GO_KEYWORDS = {*_INT_PARAMS, "infinite", "ponder", "searchmoves", "perft"}
 
 class UciError(ValueError):
     """Input that cannot be obeyed; the message goes to the GUI as ``info string error``."""
+
+
+class _Quitting(Exception):
+    """``quit`` arrived while a command waited: the command is dropped."""
 
 
 def parse_go(tokens: list[str], report: Callable[[str], None]) -> tuple[GoLimits, int | None]:
@@ -172,7 +182,8 @@ class UciEngine:
     stops the running search, which answers its ``bestmove`` first, while a ``go`` during a
     perft waits for its count; ``isready`` answers at once.  A search's final line
     (``bestmove``, perft's ``Nodes searched``) goes out only when the engine is idle again,
-    so a command sent on reading it never meets a running search.
+    so a command sent on reading it never meets a running search.  ``isready`` after
+    ``ucinewgame`` answers once the table is empty, as UCI asks.
     """
 
     def __init__(self, out: TextIO | None = None) -> None:
@@ -195,6 +206,8 @@ class UciEngine:
         self._stop_requested = threading.Event()  # stop / quit / the hard limit, this search
         self._perft_stop = np.zeros(1, dtype=np.int64)  # read by the compiled perft
         self._state_lock = threading.Lock()
+        # ``quit`` read (or the input ended): table work under way or queued is pointless
+        self._quitting = threading.Event()
         self._pondering = False
         self._budget = TimeBudget(None, None)
         self._clock_start_s: float | None = None
@@ -215,7 +228,7 @@ class UciEngine:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            self._searcher = Searcher(self.hash_mb)
+            self._searcher = Searcher(self.hash_mb, self._quitting)
             self._searcher.set_net(self.net)
         return self._searcher
 
@@ -244,19 +257,39 @@ class UciEngine:
         self._warmer.join(timeout_s)
         return not self._warmer.is_alive()
 
+    def _warm_unless_quitting(self) -> None:
+        """Wait for the warm-up; ``_Quitting`` if ``quit`` arrives first."""
+        while not self.wait_warm(WARM_POLL_S):
+            if self._quitting.is_set():
+                raise _Quitting
+
     def run(self, stream: TextIO) -> None:
-        """Read commands until ``quit`` or end of input."""
+        """Obey commands until ``quit`` or end of input."""
+        lines: queue.SimpleQueue[tuple[str, float]] = queue.SimpleQueue()
+        reader = threading.Thread(target=self._read, args=(stream, lines), name="input",
+                                  daemon=True)
+        reader.start()
+        while self.handle(*lines.get()):
+            pass
+
+    def _read(self, stream: TextIO, lines: queue.SimpleQueue[tuple[str, float]]) -> None:
+        """Queue each line with the time it arrived, up to ``quit`` or the end of input,
+        which also cut short what the commands before it are doing."""
         while True:
             line = stream.readline()
-            if not line:
-                self.handle("quit")
+            received_s = time.monotonic()
+            if not line or line.split()[:1] == ["quit"]:
+                self._quitting.set()
+                self._request_stop()
+                lines.put(("quit", received_s))
                 return
-            if not self.handle(line):
-                return
+            lines.put((line, received_s))
 
-    def handle(self, line: str) -> bool:
-        """Obey one command line; False after ``quit``.  Never raises."""
-        received_s = time.monotonic()  # the clock of a ``go`` runs from here
+    def handle(self, line: str, received_s: float | None = None) -> bool:
+        """Obey one command line, read at ``received_s`` (default: now; the clock of a
+        ``go`` runs from then); False after ``quit``.  Never raises."""
+        if received_s is None:
+            received_s = time.monotonic()
         tokens = line.split()
         if not tokens:
             return True
@@ -275,6 +308,8 @@ class UciEngine:
                 handler(args)
         except UciError as error:
             self.error(str(error))
+        except _Quitting:
+            pass
         except Exception as error:  # the engine must outlive any input
             self.error(f"{command}: {type(error).__name__}: {error}")
         return True
@@ -315,13 +350,13 @@ class UciEngine:
         self.start_warm_up()
 
     def _cmd_isready(self, _: list[str]) -> None:
-        self.wait_warm()
+        self._warm_unless_quitting()
         self.send("readyok")
 
     def _cmd_ucinewgame(self, _: list[str]) -> None:
         self._stop_search()
-        self.wait_warm()
-        self.searcher.clear()
+        self._warm_unless_quitting()
+        self.searcher.clear(self._quitting)
         self.position = Position.startpos(self.variant)
         self.position.chess960 = self.chess960
 
@@ -336,15 +371,15 @@ class UciEngine:
         key = name.lower()
         if key == "clear hash":
             self._stop_search()
-            self.wait_warm()  # the table is allocated by the warm-up thread
-            self.searcher.clear()
+            self._warm_unless_quitting()  # the table is allocated by the warm-up thread
+            self.searcher.clear(self._quitting)
         elif key == "hash":
             size = self._int_option(name, value, tt.MIN_HASH_MB, tt.MAX_HASH_MB)
             self._stop_search()
-            self.wait_warm()
+            self._warm_unless_quitting()
             self.hash_mb = size
             if self._searcher is not None:
-                self._searcher.resize(size)
+                self._searcher.resize(size, self._quitting)
         elif key == "move overhead":
             self.move_overhead_ms = self._int_option(name, value, 0, MAX_MOVE_OVERHEAD_MS)
         elif key == "ponder":
@@ -385,7 +420,7 @@ class UciEngine:
             except nnue.NetFileError as exc:
                 failure = exc
         self._stop_search()
-        self.wait_warm()
+        self._warm_unless_quitting()
         self.eval_file = path if net is not None else ""
         self.net = net
         self.searcher.set_net(net)
@@ -400,7 +435,7 @@ class UciEngine:
         if self.position is None:
             raise UciError("eval: no position (the last 'position' command was rejected)")
         self._stop_search()
-        self.wait_warm()
+        self._warm_unless_quitting()
         hand, learned = static_scores(self.position, self.net)
         self.send(f"info string eval hand-written {hand} cp (side to move)")
         if self.net is None:
@@ -630,3 +665,17 @@ def main(stream: TextIO | None = None, out: TextIO | None = None) -> None:
     """Run the UCI loop on stdin/stdout."""
     engine = UciEngine(out)
     engine.run(stream if stream is not None else sys.stdin)
+
+
+def main_process() -> NoReturn:
+    """The UCI loop as the whole process (``kibitz-engine``), which ends once the loop does.
+
+    It ends at once: the interpreter's own exit would first take numba's and LLVM's state
+    apart, half a second after ``quit`` for nothing (every line has gone out, nothing is open
+    for writing, and numba writes each cache file whole, by renaming it, as it compiles).
+    """
+    main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # the GUI has gone
+            stream.flush()
+    os._exit(0)

@@ -74,11 +74,15 @@ class EngineHost:
     async def start(self, timeout_s: float) -> None:
         """Start the host and wait until it has loaded the compiled code and listens."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # stdin is a pipe the host watches: when the bot is gone, so is the host.
+        # stdin is a pipe the host watches: when the bot is gone, so is the host. A session
+        # of its own (the engines it forks share it): a SIGINT or SIGTERM sent to the bot's
+        # process group (Ctrl-C in a terminal, an init that signals the group) is the bot's
+        # to obey, and the games it lets finish keep their engines.
         net_args = ("--evalfile", self.eval_file) if self.eval_file else ()
         self._process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "engine", "host", str(self.path), *net_args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            start_new_session=True)
         assert self._process.stdout is not None
         try:
             async with asyncio.timeout(timeout_s):

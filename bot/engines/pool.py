@@ -229,7 +229,10 @@ async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
         async with asyncio.timeout(timeout_s):
             popen = chess.engine.popen_xboard if spec.protocol == "xboard" else \
                 chess.engine.popen_uci
-            transport, protocol = await popen(list(spec.command))
+            # A session of its own: Ctrl-C in a terminal, or a signal an init sends to the
+            # bot's process group, must not end a game's engine; the bot ends it (`quit`, or
+            # the end of its input when the bot dies).
+            transport, protocol = await popen(list(spec.command), setpgrp=True)
     except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError,
             TimeoutError) as exc:
         raise EngineFailure(f"cannot start engine {' '.join(spec.command)!r}: "

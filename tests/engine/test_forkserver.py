@@ -124,3 +124,25 @@ def test_the_host_loads_the_nets_compiled_entry_points_before_it_forks() -> None
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) >= 1
+
+
+def test_a_child_that_ends_after_the_host_closed_is_no_error(tmp_path: Path) -> None:
+    """A closed host has let go of its signal wakeup pipe: a child that ends during the
+    interpreter's exit used to have the SIGCHLD handler write to the closed pipe ("Exception
+    ignored when trying to write to the signal wakeup fd ... Bad file descriptor")."""
+    script = ("import os, sys\n"
+              "from pathlib import Path\n"
+              "from engine.forkserver import Host, bind\n"
+              "path = Path(sys.argv[1])\n"
+              "Host(bind(path), path).serve()  # its input is empty: it closes at once\n"
+              "pid = os.fork()\n"
+              "if pid == 0:\n"
+              "    os._exit(0)\n"
+              "os.waitpid(pid, 0)\n"
+              "print('reaped')\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "engine.sock")],
+                          cwd=ROOT, input="", capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ready", "reaped"]
+    assert done.stderr == ""

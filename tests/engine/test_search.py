@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import chess
@@ -137,6 +138,18 @@ def test_table_carries_over_between_moves_and_clears() -> None:
     assert searcher.hashfull() == 0
     cleared, _ = search(fen, depth=8, searcher=searcher)
     assert cleared.nodes == first.nodes  # an empty table searches exactly as the first time
+
+
+def test_a_clear_cut_short_is_done_whole_by_the_next() -> None:
+    searcher = Searcher(1)
+    search("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4", depth=5,
+           searcher=searcher)
+    quitting = threading.Event()
+    quitting.set()
+    searcher.clear(quitting)
+    assert searcher.tt_table.any()  # ``quit`` came first: the table was left as it was
+    searcher.clear()
+    assert not searcher.tt_table.any()
 
 
 def test_node_limit_and_stop_flag() -> None:

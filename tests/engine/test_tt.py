@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -113,6 +115,26 @@ def test_hashfull_counts_this_generation_and_clear_empties() -> None:
     assert tt.hashfull(table, 4) == 0
     tt.clear(table)
     assert tt.hashfull(table, 3) == 0
+
+
+def test_a_clear_gives_up_when_told_and_says_so() -> None:
+    table = tt.new_table(64)  # several slices
+    table.fill(1)
+    abandon = threading.Event()
+    abandon.set()  # ``quit`` arrived
+    assert not tt.clear(table, abandon)
+    assert table.all()
+    abandon.clear()
+    assert tt.clear(table, abandon)
+    assert not table.any()
+
+
+def test_a_new_table_is_empty_even_when_its_writing_is_abandoned() -> None:
+    abandon = threading.Event()
+    abandon.set()
+    table = tt.new_table(64, abandon)
+    assert table.shape[0] == tt.entries_for_mb(64) * tt.ENTRY_WORDS
+    assert not table.any()
 
 
 def test_buckets_fill_whole_cache_lines() -> None:
