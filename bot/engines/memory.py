@@ -1,7 +1,7 @@
 """How much memory the configured games take, against what the machine has available.
 
 The figures are proportional set sizes (Pss) measured by `make bench-memory`
-(tools/bench_memory.py): shared pages counted once, split among the processes sharing them.
+(tools/bench/memory.py): shared pages counted once, split among the processes sharing them.
 """
 
 from __future__ import annotations
