@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import chess
 import chess.engine
+
+from bot.engines.searchline import pv_san, score_text
 
 MAX_CHAT_CHARS: Final = 140
 
@@ -56,19 +58,6 @@ def sanitize(text: str, max_chars: int = MAX_CHAT_CHARS) -> str:
     return (cut[:space] if space > max_chars // 2 else cleaned[:max_chars]).rstrip()
 
 
-def format_score(score: chess.engine.PovScore) -> str:
-    """White's point of view: "+0.35", "-1.20", or "mate in 3 for White"."""
-    white = score.white()
-    mate = white.mate()
-    if mate is not None:
-        if mate == 0:
-            return "mate on the board"
-        side = "White" if mate > 0 else "Black"
-        return f"mate in {abs(mate)} for {side}"
-    cp = white.score()
-    return f"{(cp or 0) / 100:+.2f}"
-
-
 def format_count(value: float) -> str:
     """1234567 -> "1.2M", 45210 -> "45k", 950 -> "950"."""
     if value >= 1e6:
@@ -78,27 +67,6 @@ def format_count(value: float) -> str:
     if value >= 1e3:
         return f"{value / 1e3:.1f}k"
     return f"{value:.0f}"
-
-
-def pv_tokens(board: chess.Board, pv: Iterable[chess.Move]) -> list[str]:
-    """The PV in SAN, one token per move with its move number attached ("12. Nf3", "12...Nc6").
-
-    Stops at the first move that is not legal (a stale or corrupt PV).
-    """
-    position = board.copy(stack=False)
-    tokens: list[str] = []
-    for move in pv:
-        if not position.is_legal(move):
-            break
-        san = position.san(move)
-        if position.turn == chess.WHITE:
-            tokens.append(f"{position.fullmove_number}. {san}")
-        elif not tokens:
-            tokens.append(f"{position.fullmove_number}...{san}")
-        else:
-            tokens.append(san)
-        position.push(move)
-    return tokens
 
 
 def fit_tokens(prefix: str, tokens: list[str], max_chars: int = MAX_CHAT_CHARS) -> str:
@@ -123,7 +91,7 @@ def kibitz_line(
         parts.append(f"depth {depth}" + (f"/{seldepth}" if isinstance(seldepth, int) else ""))
     score = info.get("score")
     if isinstance(score, chess.engine.PovScore):
-        parts.append(f"eval {format_score(score)}")
+        parts.append(f"eval {score_text(score)}")
     nps = info.get("nps")
     if not isinstance(nps, int | float):
         nodes, time_s = info.get("nodes"), info.get("time")
@@ -133,7 +101,7 @@ def kibitz_line(
         parts.append(f"{format_count(nps)} nps")
     pv = info.get("pv")
     prefix = " | ".join(parts)
-    tokens = pv_tokens(board, pv) if isinstance(pv, list) and pv else []
+    tokens = pv_san(board, pv) if isinstance(pv, list) and pv else []
     if not tokens:
         return sanitize(prefix, max_chars)
     if prefix:

@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import chess
@@ -23,7 +24,7 @@ from bot.engines.pool import Engine, EngineFailure, EnginePool
 from bot.game.alarms import Alarms
 from bot.game.clock import LatencyMeter, ThinkPlan, plan_move
 from bot.game.conduct import Conduct
-from bot.game.hooks import MoveSource, RootRestriction, SourcedMove
+from bot.game.hooks import GameContext, MoveSource, RootRestriction, SourcedMove
 from bot.game.metrics import Metrics, MoveTiming, ThinkingLoad
 from bot.game.position import Position, wire_uci
 from bot.lichess.client import AuthError, Lichess, RequestError, Unavailable, attempt
@@ -40,6 +41,19 @@ VISIT_SLACK_S: Final = 5.0  # a correspondence visit's search may overrun think_
 CORES: Final = os.cpu_count() or 1
 
 LastSearch = tuple[chess.Board, Mapping[str, Any]]  # the position searched, the search info
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Our turn as the game's position held it when the move started, read once: the mover
+    chooses and plans from it. What must be seen as of later (the clocks after the thinking,
+    a reply that came while pondering) is read from the game then."""
+
+    board: chess.Board  # a copy: the position we move from
+    moves: tuple[str, ...]  # the server's move list up to it
+    context: GameContext
+    state: GameState | None  # the state that gave us the turn: its clocks plan the search
+    received: float  # monotonic time that state arrived
 
 
 class MoverHost(Protocol):
@@ -170,16 +184,18 @@ class Mover:
     async def _play(self, moves: tuple[str, ...], received: float) -> None:
         position = self.host.position
         assert position is not None
-        board, context = position.board.copy(), position.context
+        turn = Turn(position.board.copy(), moves, position.context, position.state, received)
+        board, context = turn.board, turn.context
         self._thinking = True
         try:
-            chosen, think_s = await self._choose(board, moves, received)
+            chosen, think_s = await self._choose(turn)
         except EngineFailure as exc:
             self.host.give_up(str(exc))
             return
         finally:
             self._thinking = False
         self._record_verdict(chosen, len(moves), context.color)
+        # The clocks as of now, after the thinking: resigning and the move's deadline use them.
         position = self.host.position or position
         ours_s, theirs_s = position.clocks_s(time.monotonic())
         state = position.state
@@ -230,39 +246,36 @@ class Mover:
         after = state.clock_for(position.context.color)
         self.lag.add(max(0.0, before_s - after.time_s + after.increment_s - think_s))
 
-    def _plan(self, board: chess.Board, moves: tuple[str, ...], received: float) -> ThinkPlan:
-        position = self.host.position
-        assert position is not None and position.state is not None
+    def _plan(self, turn: Turn) -> ThinkPlan:
+        state = turn.state
+        assert state is not None
         if self.think_s is not None:  # a correspondence visit: a fixed budget, no clock
             return ThinkPlan(chess.engine.Limit(time=self.think_s),
                              self.think_s + VISIT_SLACK_S, 0.0)
-        color = position.context.color
-        ours, theirs = position.state.clock_for(color), position.state.clock_for(not color)
+        color = turn.context.color
+        ours, theirs = state.clock_for(color), state.clock_for(not color)
         return plan_move(
-            turn=board.turn,
+            turn=turn.board.turn,
             our_clock_s=ours.time_s,
             their_clock_s=theirs.time_s,
             our_increment_s=ours.increment_s,
             their_increment_s=theirs.increment_s,
-            elapsed_s=time.monotonic() - received,
-            clock_running=len(moves) >= 2,
+            elapsed_s=time.monotonic() - turn.received,
+            clock_running=len(turn.moves) >= 2,
             overhead_s=self.config.engine.move_overhead_s,
             latency_s=self.latency.estimate_s,
             lag_s=self.lag.mean_s,
-            first_move=len(moves) < 2,
+            first_move=len(turn.moves) < 2,
             first_move_s=self.config.engine.first_move_s,
             thinking_games=self.load.thinking + 1,
             cores=CORES,
             max_move_s=self.config.engine.max_move_s,
         )
 
-    async def _choose(self, board: chess.Board, moves: tuple[str, ...],
-                      received: float) -> tuple[SourcedMove, float]:
+    async def _choose(self, turn: Turn) -> tuple[SourcedMove, float]:
         """Our move and the engine's time: its thinking, plus any failed attempt and restart
         (0 for a move source's answer)."""
-        position = self.host.position
-        assert position is not None
-        context = position.context
+        board, moves, context = turn.board, turn.moves, turn.context
         restriction: RootRestriction | None = None
         for source in self.sources:
             try:
@@ -289,7 +302,7 @@ class Mover:
             if self._engine is None or not self._engine.alive:
                 await self._replace_engine("not running")
             assert self._engine is not None
-            plan = self._plan(board, moves, received)
+            plan = self._plan(turn)
             self.load.thinking += 1
             ponder = self._may_ponder()
             try:

@@ -18,6 +18,7 @@ from typing import Protocol
 import chess
 import chess.engine
 
+from bot.engines.searchline import pv_san, score_text
 from bot.game.game import Game, GameSnapshot
 from bot.game.metrics import Metrics
 from bot.ops.logs import LiveHandler
@@ -139,34 +140,18 @@ def live_lines(snapshot: StatusSnapshot) -> list[str]:
     return lines
 
 
-def short_score(score: object, color: chess.Color) -> str:
-    """A search score from `color`'s side: "+0.35", "-1.20", "#3" (we mate), "#-2"."""
-    if not isinstance(score, chess.engine.PovScore):
-        return ""
-    ours = score.pov(color)
-    mate = ours.mate()
-    if mate is not None:
-        return f"#{mate}"
-    cp = ours.score()
-    return f"{cp / 100:+.2f}" if cp is not None else ""
-
-
 def _numbered_san(board: chess.Board, move: chess.Move) -> str:
     dots = "." if board.turn == chess.WHITE else "..."
     return f"{board.fullmove_number}{dots} {board.san(move)}"
 
 
-def _pv_san(board: chess.Board, pv: object) -> str:
-    if not isinstance(pv, list):
-        return ""
-    line = board.copy(stack=False)
-    sans: list[str] = []
-    for move in pv[:PV_MOVES]:
-        if not isinstance(move, chess.Move) or not line.is_legal(move):
-            break
-        sans.append(line.san(move))
-        line.push(move)
-    return " ".join(sans)
+def short_score(score: object, color: chess.Color) -> str:
+    """A search score from `color`'s side ("+0.35", "#3"), "" when there is none."""
+    return score_text(score, color) if isinstance(score, chess.engine.PovScore) else ""
+
+
+def _listed(pv: object) -> list[object]:
+    return pv if isinstance(pv, list) else []
 
 
 def view_of(game: GameSnapshot) -> GameView:
@@ -181,7 +166,8 @@ def view_of(game: GameSnapshot) -> GameView:
     if game.last_search is not None:
         searched, info = game.last_search
         score = short_score(info.get("score"), context.color)
-        pv = _pv_san(searched, info.get("pv"))
+        pv = " ".join(pv_san(searched, _listed(info.get("pv")), numbered=False,
+                                max_moves=PV_MOVES))
     return GameView(
         game_id=game.game_id, opponent=context.opponent.name,
         color="white" if context.color == chess.WHITE else "black",

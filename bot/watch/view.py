@@ -13,6 +13,7 @@ import chess
 import chess.engine
 import chess.svg
 
+from bot.engines.searchline import pv_san
 from bot.game.game import GameSnapshot
 from bot.game.metrics import ChallengeDecision, GameOutcome, result_of
 from bot.lichess.events import ChatLine, Player
@@ -49,19 +50,11 @@ def white_cp(score: object) -> int | None:
     return max(-EVAL_CLAMP_CP, min(EVAL_CLAMP_CP, cp))
 
 
-def pv_san(board: chess.Board, pv: object) -> str:
+def pv_text(board: chess.Board, pv: object) -> str:
     """The PV in SAN, numbered from `board` ("23. Nf3 Nc6 24. Bb5"), up to PV_MOVES moves."""
     if not isinstance(pv, list):
         return ""
-    line = board.copy(stack=False)
-    moves = [m for m in pv[:PV_MOVES] if isinstance(m, chess.Move)]
-    legal: list[chess.Move] = []
-    for move in moves:
-        if not line.is_legal(move):
-            break
-        legal.append(move)
-        line.push(move)
-    return board.variation_san(legal) if legal else ""
+    return " ".join(pv_san(board, pv, max_moves=PV_MOVES))
 
 
 def search(snapshot: GameSnapshot) -> dict[str, Any] | None:
@@ -73,7 +66,7 @@ def search(snapshot: GameSnapshot) -> dict[str, Any] | None:
     return {"depth": info.get("depth"), "seldepth": info.get("seldepth"),
             "score": short_score(info.get("score"), snapshot.context.color),
             "nodes": info.get("nodes"), "nps": int(nps) if isinstance(nps, int | float) else None,
-            "pv": pv_san(searched, info.get("pv")), "ply": searched.ply()}
+            "pv": pv_text(searched, info.get("pv")), "ply": searched.ply()}
 
 
 def board_svg(board: chess.Board, orientation: chess.Color) -> str:

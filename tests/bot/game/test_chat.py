@@ -7,13 +7,12 @@ import chess.engine
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.engines.searchline import pv_san, score_text
 from bot.game.chat import (
     MAX_CHAT_CHARS,
     format_count,
-    format_score,
     kibitz_line,
     lila_would_lower,
-    pv_tokens,
     sanitize,
 )
 
@@ -25,10 +24,10 @@ def white(cp: int | None = None, mate: int | None = None) -> chess.engine.PovSco
 
 
 def test_scores_read_from_whites_side() -> None:
-    assert format_score(white(35)) == "+0.35"
-    assert format_score(chess.engine.PovScore(chess.engine.Cp(120), chess.BLACK)) == "-1.20"
-    assert format_score(white(mate=3)) == "mate in 3 for White"
-    assert format_score(white(mate=-2)) == "mate in 2 for Black"
+    assert score_text(white(35)) == "+0.35"
+    assert score_text(chess.engine.PovScore(chess.engine.Cp(120), chess.BLACK)) == "-1.20"
+    assert score_text(white(mate=3)) == "mate in 3 for White"
+    assert score_text(white(mate=-2)) == "mate in 2 for Black"
 
 
 def test_counts_are_short() -> None:
@@ -42,12 +41,12 @@ def test_pv_in_san_with_move_numbers_from_black() -> None:
     board = chess.Board()
     board.push_san("e4")
     pv = [chess.Move.from_uci(u) for u in ("e7e5", "g1f3", "b8c6")]
-    assert pv_tokens(board, pv) == ["1...e5", "2. Nf3", "Nc6"]
+    assert pv_san(board, pv) == ["1...e5", "2. Nf3", "Nc6"]
 
 
 def test_pv_stops_at_an_illegal_move() -> None:
     pv = [chess.Move.from_uci(u) for u in ("e2e4", "e2e4", "g1f3")]
-    assert pv_tokens(chess.Board(), pv) == ["1. e4"]
+    assert pv_san(chess.Board(), pv) == ["1. e4"]
 
 
 def long_pv(board: chess.Board, plies: int) -> list[chess.Move]:
@@ -73,7 +72,7 @@ def test_a_long_pv_is_cut_between_moves() -> None:
     pv = long_pv(board, 80)
     line = kibitz_line(board, {"depth": 30, "score": white(mate=12), "pv": pv})
     assert len(line) <= MAX_CHAT_CHARS
-    tokens = pv_tokens(board, pv)
+    tokens = pv_san(board, pv)
     shown = line.split(" | PV ", 1)[1]
     # What is shown is a whole prefix of the PV's tokens: no move was broken.
     assert any(shown == " ".join(tokens[:n]) for n in range(1, len(tokens)))
