@@ -116,7 +116,8 @@ async def test_a_whole_arena_is_joined_played_and_left(
             robo.release_moves()
             while arena.status != "finished":
                 await step(server, clock)
-            await wait_for(lambda: arena.players[BOT].withdrawn)
+            # A finished arena pairs nobody: lila takes the withdrawal as a no-op
+            # (TournamentApi.withdraw), the bot's summary still says it left.
             # Games still running at the end go on, unscored: let them flag.
             while any(g.playing for g in server.lobby.games.values()):
                 await step(server, clock)

@@ -11,7 +11,7 @@ from sandbox.accounts import BOARD_PLAY, CHALLENGE_READ, TOURNAMENT_WRITE
 from sandbox.server import SandboxServer
 from sandbox.timers import ManualClock
 from sandbox.tournaments import (
-    JOIN_LIMIT,
+    JOIN_OR_RESUME_LIMIT,
     NO_SUCH_TOURNAMENT,
     ArenaPlayer,
     ArenaSpec,
@@ -101,11 +101,84 @@ async def test_join_needs_a_scope_and_is_rate_limited(sandbox: SandboxServer,
     reply = await reader.post(f"/api/tournament/{arena_id}/join")
     assert reply.status == 403
     human = client(sandbox.add_account("human", bot=False, scopes=HUMAN_SCOPES))
-    for _ in range(JOIN_LIMIT):
+    for _ in range(JOIN_OR_RESUME_LIMIT):
         assert (await human.post(f"/api/tournament/{arena_id}/join")).status == 200
     reply = await human.post(f"/api/tournament/{arena_id}/join")
     assert reply.status == 429
-    assert reply.json()["ratelimit"]["key"] == "tournament.user.join"
+    assert reply.json()["ratelimit"]["key"] == "tournament.user.joinOrResume"
+
+
+async def test_new_joins_cost_credits_by_the_arenas_maker(sandbox: SandboxServer,
+                                                          client: Client,
+                                                          clock: ManualClock) -> None:
+    """TournamentApi.initialJoin: 8 credits an hour; an arena made by a user costs 2, one
+    of lichess's 1; a rejoin costs nothing."""
+    bot = client(sandbox.add_account("bot1", bot=True))
+    by_users = [sandbox.create_arena(ArenaSpec(starts_in_s=600, minutes=120),
+                                     created_by="someone")
+                for _ in range(5)]
+    for arena_id in by_users[:4]:
+        assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
+    reply = await bot.post(f"/api/tournament/{by_users[4]}/join")
+    assert (reply.status, reply.json()) == (400, {
+        "error": "You are joining too many tournaments"})
+    assert (await bot.post(f"/api/tournament/{by_users[0]}/join")).status == 200  # a rejoin
+    clock.advance(3600)
+    assert (await bot.post(f"/api/tournament/{by_users[4]}/join")).status == 200
+    by_lichess = [sandbox.create_arena(ArenaSpec(minutes=120)) for _ in range(6)]
+    for arena_id in by_lichess:
+        assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
+    reply = await bot.post(f"/api/tournament/{sandbox.create_arena()}/join")
+    assert reply.status == 400  # 2 + 6 credits spent this hour
+
+
+async def test_a_withdrawal_from_the_top_7_is_paused(sandbox: SandboxServer, client: Client,
+                                                     clock: ManualClock) -> None:
+    """Pause.scala: 10 s the first time, then estimated game length / 15 x (pauses - 1)
+    within 10 and 120 s; shown as me.pauseDelay; nobody below the top 7 is paused."""
+    # People who are not on their event stream: nobody is paired, the ranks stay.
+    names = [f"player{i}" for i in range(9)]
+    tokens = {name: sandbox.add_account(name, bot=False, scopes=HUMAN_SCOPES)
+              for name in names}
+    arena_id = sandbox.create_arena(ArenaSpec(clock_limit_s=600, increment_s=30,
+                                              minutes=60, starts_in_s=0))
+    for name in names:
+        sandbox.arenas.join(sandbox.account(name), arena_id)
+    clock.advance(0)
+    arena = sandbox.arena(arena_id)
+    top, last = arena.standing()[0].account.id, arena.standing()[-1].account.id
+    leader = client(tokens[top])
+    assert (await leader.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
+    reply = await leader.post(f"/api/tournament/{arena_id}/join")
+    assert (reply.status, reply.json()) == (400, {"error": "Your pause is not over yet"})
+    assert (await leader.get(f"/api/tournament/{arena_id}")).json()["me"]["pauseDelay"] == 10
+    clock.advance(9)
+    assert (await leader.post(f"/api/tournament/{arena_id}/join")).status == 200
+    # The second pause: (600 + 40 x 30) / 15 x 1 = 120 s.
+    assert (await leader.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
+    shown = (await leader.get(f"/api/tournament/{arena_id}")).json()["me"]
+    assert shown["pauseDelay"] == 120 and shown["withdraw"] is True
+    trailer = client(tokens[last])
+    assert (await trailer.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
+    assert (await trailer.post(f"/api/tournament/{arena_id}/join")).status == 200
+
+
+async def test_a_playban_refuses_joins_and_withdraws(sandbox: SandboxServer, client: Client,
+                                                     clock: ManualClock) -> None:
+    token = sandbox.add_account("bot1", bot=True)
+    bot = client(token)
+    arena_id = sandbox.create_arena(ArenaSpec(starts_in_s=0, minutes=60))
+    assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
+    sandbox.arenas.playban(sandbox.account("bot1"), 5)
+    assert sandbox.arena(arena_id).players["bot1"].withdrawn
+    reply = await bot.post(f"/api/tournament/{arena_id}/join")
+    assert reply.status == 403
+    assert reply.json() == {"error": "Banned from playing for 5 minutes. Reason: Too many "
+                            "aborts, unplayed games, or rage quits.", "minutes": 5}
+    clock.advance(90)
+    assert (await bot.post(f"/api/tournament/{arena_id}/join")).json()["minutes"] == 3
+    clock.advance(210)
+    assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
 
 
 async def test_pairs_waiting_players_scores_results_and_ends_on_time(
@@ -155,7 +228,8 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     assert shown["me"]["rank"] == arena.rank_of("bot1")
 
 
-async def test_bots_at_their_daily_cap_are_not_paired_with_bots(clock: ManualClock) -> None:
+async def test_bots_at_their_daily_cap_are_still_paired(clock: ManualClock) -> None:
+    """BotLimit is read on challenges only: arena pairing pays it no heed."""
     from sandbox.ratelimit import RateLimits
     server = SandboxServer(clock=clock, limits=RateLimits(bot_games_per_day=1))
     await server.start()
@@ -165,14 +239,15 @@ async def test_bots_at_their_daily_cap_are_not_paired_with_bots(clock: ManualClo
         arena_id = server.create_arena(ArenaSpec(starts_in_s=0))
         for name in ("bot1", "bot2", "bot3"):
             server.arenas.join(server.account(name), arena_id)
-        online(server, "bot1", "bot2", "bot3")
         clock.advance(0.5)
         arena = server.arena(arena_id)
         assert len(arena.games) == 1
         server.end_game(arena.games[0], "draw", None)
         clock.advance(1)
-        # bot1 and bot2 used their one bot game of the day; bot3 may not play them.
-        assert len(arena.games) == 1
+        # bot1 and bot2 used their one bot game of the day, and play on (bots are paired
+        # whether or not their event stream is open).
+        assert len(arena.games) == 2
+        assert server.lobby.limiters.bot_games.wait_s("bot1") > 0
     finally:
         await server.stop()
 
@@ -235,3 +310,14 @@ async def test_a_player_who_does_not_start_is_withdrawn(sandbox: SandboxServer,
     assert arena.players[white].withdrawn
     assert not arena.players[game.players[chess.BLACK].id].withdrawn
     assert sandbox.arenas.json(arena, None)["botsAllowed"] is True
+    no_bots = sandbox.arena(sandbox.create_arena(ArenaSpec(allow_bots=False)))
+    assert "botsAllowed" not in sandbox.arenas.json(no_bots, None)
+
+
+async def test_a_finished_arena_is_not_joined(sandbox: SandboxServer, client: Client,
+                                              clock: ManualClock) -> None:
+    bot = client(sandbox.add_account("bot1", bot=True))
+    arena_id = sandbox.create_arena(ArenaSpec(minutes=1))
+    clock.advance(61)
+    reply = await bot.post(f"/api/tournament/{arena_id}/join")
+    assert (reply.status, reply.json()) == (400, {"error": "This tournament no longer exists"})
