@@ -23,7 +23,7 @@ from typing import Final
 
 from bot.challenges.blocklists import BlockLists
 from bot.challenges.matchmaking import Matchmaker
-from bot.challenges.opponents import BOT_GAMES_PER_DAY, OpponentBook, ratelimit_of
+from bot.challenges.opponents import OpponentBook, ratelimit_of
 from bot.challenges.policy import finer_verdict, judge, sort_queue
 from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
 from bot.features.wiring import FeatureError, Features
@@ -88,7 +88,6 @@ STALE_CHALLENGE_S: Final = 15.0
 LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 CRASH_RESIGN_TIMEOUT_S: Final = 10.0  # a crashed game's resign gets at most this
-DAY_S: Final = 86_400.0
 # An arena game whose opponent we have never met waits at most this for its title (the
 # engine rules' `bot` condition); the first move's deadline is many times longer.
 ARENA_TITLE_LOOKUP_S: Final = 3.0
@@ -126,6 +125,7 @@ class Bot:
         metrics: Metrics,
         notify: Notify | None = None,
         watch_clock: Callable[[], float] = time.monotonic,
+        arena_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.watch_clock = watch_clock  # each game's watchdog time
@@ -153,9 +153,8 @@ class Bot:
         self._known_humans: set[str] = set()  # arena opponents Lichess says are no bots
         self.book = OpponentBook(config.state_dir, config.challenge.recent_window_s)
         self.arenas = ArenaDesk(config.tournaments, client, me.name,
-                                bot_day_capped=self._bot_day_capped,
                                 control=ControlDir(config.state_dir),
-                                on_change=self._slot_freed.set)
+                                on_change=self._slot_freed.set, clock=arena_clock)
         self.block_lists = BlockLists(config.challenge.online_block_lists, config.state_dir)
         self.matchmaker = Matchmaker(config, client, me.id, self.book, is_idle=self._idle,
                                      blocked=lambda: self.block_lists.names,
@@ -210,16 +209,6 @@ class Bot:
         arena pairings while one of our arenas runs (arena games take slots of their own)."""
         arena_games = sum(1 for game in self.games.values() if is_mandatory(game.info))
         return self.config.challenge.concurrency - self.arenas.reserved_slots(arena_games)
-
-    def _bot_day_capped(self) -> bool:
-        """Our games against bots for the day are used up: Lichess said so, or we count
-        BotLimit's number of them in the last 24 h."""
-        if self.book.situation().bot_day_capped:
-            return True
-        since = time.time() - DAY_S
-        bots = self.book.known_bots
-        return sum(1 for opponent, at in self.book.history.values()
-                   if at >= since and opponent in bots) >= BOT_GAMES_PER_DAY
 
     # --- events -----------------------------------------------------------------------------
 
@@ -339,6 +328,7 @@ class Bot:
             game.server_finished(info)
         elif self.desk.is_correspondence(info):
             self.desk.on_game_finish(info)  # it may have ended between visits
+        self.arenas.on_game_finish(info)
         self._slot_freed.set()
 
     async def _game_boundary(self, game: Game) -> None:
@@ -639,14 +629,16 @@ async def run_bot(
     notify: Notify | None = None,
     watch_clock: Callable[[], float] = time.monotonic,
     watch: Watch | None = None,
+    arena_clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the bot until stopped; the exit code (0 after a clean stop).
 
     `stop` (tests, embedding) asks for the same graceful stop as SIGTERM. `hooks` plugs in the
     game features (default: from the config). `on_ready` is called once the engine is warm
     and the event stream is open; `notify` receives systemd notify lines. `watch_clock` is the
-    time of the games' watchdogs (abort, claims), which a test may drive itself. `watch`
-    serves the status page instead of the one `config.watch` describes.
+    time of the games' watchdogs (abort, claims), which a test may drive itself, and
+    `arena_clock` the arenas' (pauses, playbans, the next look). `watch` serves the status
+    page instead of the one `config.watch` describes.
     """
     main = asyncio.current_task()
     hard_stopped = False
@@ -687,7 +679,7 @@ async def run_bot(
         if watch is not None:
             hooks = watch.hooks(hooks)
         bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify,
-                  watch_clock=watch_clock)
+                  watch_clock=watch_clock, arena_clock=arena_clock)
         if watch is not None:
             watch.attach(bot)
             await watch.start()
