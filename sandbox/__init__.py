@@ -133,7 +133,9 @@ as a table of behaviour, lila source and test:
   `me.pauseDelay`); an unknown id is 404 "No such tournament". Waiting players (people
   while on the event stream, bots always) are paired every second by rank, never straight
   back against their last opponent; colours by history. Arena games: source arena with
-  tournamentId, no abort, a missed first move loses, no draw offer before move 30; bot-vs-bot
+  tournamentId, mandatory (no abort, resignable from the start; no challenge rules), a
+  missed first move loses; a draw after a draw (losses between) scores 0 under 60 plies
+  (ArenaSheet isDrawStreak, Pairing.longGame); bot-vs-bot
   games count towards the daily cap, which pairing ignores (BotLimit). Scoring
   2/1/0, doubled on fire (after two wins), a draw under 20 plies 0, berserk +1 from 14
   plies (never a BOT). No pairing in the last max(30, min(limit / 2, 120)) s

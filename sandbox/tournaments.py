@@ -40,12 +40,14 @@ Where each rule comes from (github lichess-org/lila):
     first move                  modules/core game/Game.scala (timeForFirstMove: the arena's
                                 shorter allowance, a missed first move loses: noStart)
     no abort                    modules/core game/Game.scala (abortable needs nonMandatory;
-                                a tournament game is mandatory)
-    no early draws              lila scores a draw under 20 plies as nothing
-                                (Pairing.quickDraw) and refuses draw offers before move 30
-                                under the noEarlyDraw rule and in Swiss (GameExt
-                                playerCanOfferDraw); the sandbox's arena games carry
-                                noEarlyDraw, so a client that offers early is caught
+                                a tournament game is mandatory: Game.mandatory here, with
+                                no challenge rule on the game)
+    draws                       no noEarlyDraw rule in an arena (GameExt
+                                playerCanOfferDraw refuses early offers only under that
+                                rule and in Swiss); the score is what keeps early draws
+                                down: under 20 plies nothing (Pairing.quickDraw), and a
+                                draw in a draw streak nothing unless the game was long
+                                (arena/ArenaSheet.scala isDrawStreak, Pairing.longGame)
     no start                    a player who loses by noStart is withdrawn from the arena
                                 (TournamentApi.scala, on the pairing's end; BotLi drops
                                 the arena then)
@@ -108,9 +110,8 @@ BERSERK_MIN_PLIES = 14  # Pairing.notSoQuickFinish: a berserk bonus needs this m
 PAIRINGS_CLOSE_MIN_S = 30
 PAIRINGS_CLOSE_MAX_S = 120
 STANDING_PAGE_SIZE = 10
-# An arena game is "mandatory" (modules/core game/Game.scala isMandatory: no abort, a missed
-# first move loses) and has no draw offer before move 30.
-ARENA_GAME_RULES = frozenset({"noAbort", "noEarlyDraw"})
+# Pairing.longGame in standard: a draw after another draw scores only past this many plies.
+LONG_GAME_PLIES = 60
 
 # Tournament.scala JoinResult: lila's error texts.
 WRONG_ENTRY_CODE = "Wrong entry code"
@@ -177,6 +178,8 @@ class ArenaPlayer:
     points: list[int] = field(default_factory=list)
     fire: bool = False
     wins_in_row: int = 0
+    # Results, most recent last: "win", "draw" (scored or not), "loss".
+    results: list[str] = field(default_factory=list)
     withdrawn: bool = False
     game_id: str | None = None
     last_opponent: str | None = None
@@ -187,9 +190,16 @@ class ArenaPlayer:
     def score(self) -> int:
         return sum(self.points)
 
+    def in_draw_streak(self) -> bool:
+        """ArenaSheet.isDrawStreak: the last result that is not a loss is a draw."""
+        for result in reversed(self.results):
+            if result != "loss":
+                return result == "draw"
+        return False
+
     def record(self, result: float, berserk: bool = False, plies: int = QUICK_DRAW_PLIES) -> int:
         """Score one finished game (1 win, 0.5 draw, 0 loss) of `plies` plies as
-        arena/ArenaSheet.scala does."""
+        arena/ArenaSheet.scala does (a standard arena: Pairing.longGame is 60 plies)."""
         multiplier = 2 if self.fire else 1
         if result == 1.0:
             bonus = BERSERK_WIN_BONUS if berserk and plies >= BERSERK_MIN_PLIES else 0
@@ -199,11 +209,13 @@ class ArenaPlayer:
             points = 0
             self.wins_in_row = 0
         elif result == 0.5:
-            points = DRAW_POINTS * multiplier
+            streak_void = not self.fire and plies < LONG_GAME_PLIES and self.in_draw_streak()
+            points = 0 if streak_void else DRAW_POINTS * multiplier
             self.wins_in_row = 0
         else:
             points = LOSS_POINTS
             self.wins_in_row = 0
+        self.results.append("win" if result == 1.0 else "draw" if result == 0.5 else "loss")
         self.fire = self.wins_in_row >= FIRE_AFTER_WINS
         self.points.append(points)
         return points
@@ -465,7 +477,6 @@ class Arenas:
         white, black = (a, b) if (a.whites - a.blacks) <= (b.whites - b.blacks) else (b, a)
         game = self.lobby.start_game(white.account, black.account, arena.time_control,
                                      "standard", None, arena.spec.rated, source="arena",
-                                     rules=ARENA_GAME_RULES,
                                      tournament_id=arena.id)
         white.whites += 1
         black.blacks += 1

@@ -45,6 +45,15 @@ def test_arena_sheet_scores_wins_draws_fire_and_berserk() -> None:
     assert player.record(1.0, berserk=True, plies=13) == 2
 
 
+def test_a_draw_after_a_draw_scores_only_in_a_long_game() -> None:
+    """ArenaSheet.isDrawStreak (losses between the draws do not break the streak) and
+    Pairing.longGame (60 plies in standard)."""
+    player = ArenaPlayer(account=None, rating=1500)  # type: ignore[arg-type]
+    games = [(0.5, 40), (0.0, 40), (0.5, 40), (0.5, 60), (1.0, 40), (0.5, 59), (0.5, 59)]
+    assert [player.record(result, plies=plies) for result, plies in games] == [
+        1, 0, 0, 1, 2, 1, 0]
+
+
 async def test_join_show_and_withdraw_before_the_start(sandbox: SandboxServer,
                                                        client: Client,
                                                        clock: ManualClock) -> None:
@@ -197,7 +206,8 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     assert len(arena.games) == 1
     first = sandbox.game(arena.games[0])
     assert first.source == "arena" and first.tournament_id == arena_id
-    assert {"noAbort", "noEarlyDraw"} <= first.rules
+    # Mandatory (Game.isMandatory), with no challenge rules: no abort, draws offered freely.
+    assert first.rules == frozenset() and first.mandatory and not first.abortable
     white = first.players[chess.WHITE].username
     sandbox.end_game(first.id, "resign", "white")
     online(sandbox, "bob")
