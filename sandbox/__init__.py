@@ -127,12 +127,13 @@ as a table of behaviour, lila source and test:
   "Wrong entry code"; "Missing team"; "This tournament no longer exists", also for a
   finished arena; "Your pause is not over yet"; "You are joining too many tournaments"
   under `tournament.user.join`, 8 credits an hour and 30 a day, a new join to a user's
-  arena 2, to lichess's 1); a playban is 403 with `minutes` and withdraws from arenas; 30 joins or
-  resumes a user per 10 minutes (`tournament.user.joinOrResume`, 429); withdraw before the
-  start leaves the list, after it stops the pairing and pauses a top-7 player (Pause.scala,
-  `me.pauseDelay`); an unknown id is 404 "No such tournament". Waiting players (people
-  while on the event stream, bots always) are paired every second by rank, never straight
-  back against their last opponent; colours by history. Arena games: source arena with
+  arena 2, to lichess's 1); a playban is 403 with `minutes` and withdraws from arenas;
+  30 joins or resumes a user per 10 minutes (`tournament.user.joinOrResume`, 429);
+  withdraw before the start leaves the list, after it stops the pairing and pauses a top-7
+  player (Pause.scala, `me.pauseDelay`); an unknown id is 404 "No such tournament".
+  Waiting players (people while on the event stream or after pairMeAsap, bots always) are
+  paired by rank, under 50 players every 15 s, from 50 every 2 s, never straight back
+  against their last opponent; colours by history. Arena games: source arena with
   tournamentId, mandatory (no abort, resignable from the start; no challenge rules), a
   missed first move loses; a draw after a draw (losses between) scores 0 under 60 plies
   (ArenaSheet isDrawStreak, Pairing.longGame); bot-vs-bot

@@ -21,9 +21,11 @@ Where each rule comes from (github lichess-org/lila):
     bots allowed or not         modules/gathering/src/main/Condition.scala (Bots: "Bot
                                 players are not allowed"); TournamentApi.scala `join`
                                 answers a refused verdict with JoinResult.Verdicts
-    pairing each tick           modules/tournament/src/main/StartedOrganizer.scala (every
-                                second; a person waits while on the arena's page, a bot
-                                whenever it is on the list and not withdrawn:
+    pairing each tick           modules/tournament/src/main/StartedOrganizer.scala (an
+                                arena under 50 players is paired every 15 s, one of 50 to
+                                999 every 2 s, a bigger one every second; a person waits
+                                while on the arena's page, a bot whenever it is on the
+                                list and not withdrawn:
                                 fetchWaitingBots reads PlayerRepo.activeBotIds with no
                                 online check, so a bot that is down is paired and loses by
                                 noStart), WaitingUsers.scala,
@@ -84,8 +86,13 @@ from sandbox.timers import SandboxClock, Timer
 log = logging.getLogger(__name__)
 
 ARENA_ID_LENGTH = 8
-# StartedOrganizer.scala: the organiser looks for waiting players every second.
+# StartedOrganizer.scala: the organiser runs every second; each run pairs the arenas of
+# 1000 players or more, every second run those of 50 or more, every 15th run all of them.
 PAIRING_TICK_S = 1.0
+ALL_ARENAS_EVERY_RUNS = 15
+DECENT_ARENAS_EVERY_RUNS = 2
+DECENT_ARENA_PLAYERS = 50
+MASSIVE_ARENA_PLAYERS = 1000
 # limit.tourJoinOrResume (app/controllers/Tournament.scala, lila's Limiters): any join.
 JOIN_OR_RESUME_LIMIT = 30
 JOIN_OR_RESUME_WINDOW_S = 600.0
@@ -185,6 +192,7 @@ class ArenaPlayer:
     last_opponent: str | None = None
     whites: int = 0
     blacks: int = 0
+    api_waiting: bool = False  # joined with pairMeAsap: waiting without the event stream
 
     @property
     def score(self) -> int:
@@ -234,6 +242,7 @@ class Arena:
     games: list[str] = field(default_factory=list)
     berserks: set[tuple[str, str]] = field(default_factory=set)  # (game id, user id)
     status: str = "created"  # created, started, finished
+    organizer_runs: int = 0  # StartedOrganizer runs since the start
 
     @property
     def ends_at_s(self) -> float:
@@ -316,7 +325,12 @@ class Arenas:
     def _tick(self, arena: Arena) -> None:
         if arena.status != "started":
             return
-        self.pair(arena)
+        runs = arena.organizer_runs
+        arena.organizer_runs += 1
+        players = len(arena.players)
+        if runs % ALL_ARENAS_EVERY_RUNS == 0 or players >= MASSIVE_ARENA_PLAYERS or (
+                runs % DECENT_ARENAS_EVERY_RUNS == 0 and players >= DECENT_ARENA_PLAYERS):
+            self.pair(arena)
         self._timers.append(self._clock.call_later(PAIRING_TICK_S, lambda: self._tick(arena)))
 
     def _finish(self, arena: Arena) -> None:
@@ -380,8 +394,10 @@ class Arenas:
             log.info("arena %s: %s joined", arena.id, account.username)
         else:
             player.withdrawn = False
-        if pair_me_asap and arena.status == "started":
-            self.pair(arena)
+        if pair_me_asap:
+            # TournamentApi.join: waitingUsers.addApiUser, waiting for the organiser's
+            # next run even off the event stream; nobody is paired at once.
+            arena.players[account.id].api_waiting = True
 
     def _charge_initial_join(self, account: Account, arena: Arena) -> bool:
         """TournamentApi.initialJoin, a composite limit: every window must have room."""
@@ -455,7 +471,7 @@ class Arenas:
         online = self.lobby.hub.online()
         return [p for p in arena.standing()
                 if not p.withdrawn and p.game_id is None
-                and (p.account.bot or p.account.id in online)]
+                and (p.account.bot or p.api_waiting or p.account.id in online)]
 
     def pair(self, arena: Arena) -> list[Game]:
         """arena/PairingSystem.scala, reduced: waiting players in rank order, each with the

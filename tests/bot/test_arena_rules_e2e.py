@@ -89,7 +89,7 @@ async def test_at_the_daily_bot_game_cap_the_arena_goes_on_and_bots_are_declined
                 assert BOT in {p.id for p in game.players.values()}
                 await wait_for(lambda: game.plies >= 2)  # noqa: B023
                 server.end_game(game.id, "draw")
-                clock.advance(1)
+                clock.advance(15)  # the next pairing run
             # Both bots are past the sandbox's cap of one bot game a day, and play on.
             assert server.lobby.limiters.bot_games.wait_s(BOT) > 0
             assert not arena.players[BOT].withdrawn
@@ -190,7 +190,7 @@ async def test_a_bot_down_mid_arena_loses_by_no_start_then_rejoins(
             crashed.set()
         assert crashed.is_set() and not arena.players[BOT].withdrawn
         assert await robo.join_arena(arena_id) == 200
-        clock.advance(1)  # paired while down
+        clock.advance(15)  # the next pairing run (every 15 s under 50 players), while down
         lost = server.game(arena.games[-1])
         assert BOT in {p.id for p in lost.players.values()}
         robo.release_moves()
@@ -199,7 +199,7 @@ async def test_a_bot_down_mid_arena_loses_by_no_start_then_rejoins(
         assert (lost.status, arena.players[BOT].withdrawn) == ("noStart", True)
         async with bot_on_arena(server, config, clock, token):
             await wait_for(lambda: not arena.players[BOT].withdrawn)
-            clock.advance(1)
+            clock.advance(15)
             await wait_for(lambda: len(arena.games) >= 2)
             again = server.game(arena.games[-1])
             assert BOT in {p.id for p in again.players.values()}

@@ -211,6 +211,8 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     white = first.players[chess.WHITE].username
     sandbox.end_game(first.id, "resign", "white")
     online(sandbox, "bob")
+    clock.advance(14)  # an arena under 50 players is paired every 15 s
+    assert len(arena.games) == 1
     clock.advance(1)
     assert len(arena.games) == 3
     scores = {p.account.username: p.score for p in arena.players.values()}
@@ -223,7 +225,7 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     for game_id in arena.games[1:]:
         sandbox.end_game(game_id, "draw", None)
     arenas.withdraw(sandbox.account("bob"), arena_id)
-    clock.advance(1)
+    clock.advance(15)
     assert arena.players["bob"].withdrawn
     assert all("bob" not in {p.id for p in sandbox.game(g).players.values()}
                for g in arena.games[3:])
@@ -253,7 +255,7 @@ async def test_bots_at_their_daily_cap_are_still_paired(clock: ManualClock) -> N
         arena = server.arena(arena_id)
         assert len(arena.games) == 1
         server.end_game(arena.games[0], "draw", None)
-        clock.advance(1)
+        clock.advance(15)
         # bot1 and bot2 used their one bot game of the day, and play on (bots are paired
         # whether or not their event stream is open).
         assert len(arena.games) == 2
@@ -331,3 +333,26 @@ async def test_a_finished_arena_is_not_joined(sandbox: SandboxServer, client: Cl
     clock.advance(61)
     reply = await bot.post(f"/api/tournament/{arena_id}/join")
     assert (reply.status, reply.json()) == (400, {"error": "This tournament no longer exists"})
+
+
+async def test_pairing_cadence_follows_the_arenas_size(sandbox: SandboxServer,
+                                                       clock: ManualClock) -> None:
+    """StartedOrganizer: under 50 players every 15 s, from 50 every 2 s."""
+    for size, paired_again_after_s in ((4, 15), (50, 2)):
+        names = [f"b{size}x{i}" for i in range(size)]
+        for name in names:
+            sandbox.add_account(name, bot=True)
+        arena_id = sandbox.create_arena(ArenaSpec(minutes=60, starts_in_s=0))
+        for name in names:
+            sandbox.arenas.join(sandbox.account(name), arena_id)
+        clock.advance(0)
+        arena = sandbox.arena(arena_id)
+        assert len(arena.games) == size // 2  # paired at the start
+        for game_id in arena.games:
+            sandbox.end_game(game_id, "draw", None)
+        clock.advance(paired_again_after_s - 1)
+        assert len(arena.games) == size // 2, size
+        clock.advance(1)
+        assert len(arena.games) == size, size
+        for game_id in arena.games:
+            sandbox.end_game(game_id, "draw", None)
