@@ -478,9 +478,10 @@ class Game:
 
     @property
     def drawable(self) -> bool:
-        """lila Game.scala `drawable`: playing, past the abortable plies, and not held back
-        by the noEarlyDraw rule (60 plies)."""
-        return (self.playing and self.plies >= 2
+        """lila Game.scala `drawable` (playable && !abortable): playing, past the abortable
+        plies (a mandatory game has none), and not held back by the noEarlyDraw rule (60
+        plies)."""
+        return (self.playing and (self.plies >= 2 or self.mandatory)
                 and not ("noEarlyDraw" in self.rules
                          and self.plies < DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW))
 

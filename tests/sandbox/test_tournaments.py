@@ -208,6 +208,7 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     assert first.source == "arena" and first.tournament_id == arena_id
     # Mandatory (Game.isMandatory), with no challenge rules: no abort, draws offered freely.
     assert first.rules == frozenset() and first.mandatory and not first.abortable
+    assert first.drawable  # Game.drawable: playable && !abortable, from the first ply
     white = first.players[chess.WHITE].username
     sandbox.end_game(first.id, "resign", "white")
     online(sandbox, "bob")
