@@ -634,11 +634,6 @@ class Lichess:
         return {str(u.get("id")) for u in await self.users_status(user_ids)
                 if u.get("online") is True}
 
-    async def is_bot(self, user_id: str, deadline_s: float = COMMAND_DEADLINE_S) -> bool:
-        """Whether the user is a BOT account, by its title (an unknown user is no bot)."""
-        return any(str(u.get("id", "")).lower() == user_id.lower() and u.get("title") == "BOT"
-                   for u in await self.users_status([user_id], deadline_s))
-
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(
             "POST", f"/api/challenge/{quote(challenge_id)}/decline", kind="challenge:decline",
