@@ -23,7 +23,7 @@ from typing import Final
 
 from bot.challenges.blocklists import BlockLists
 from bot.challenges.matchmaking import Matchmaker
-from bot.challenges.opponents import BOT_GAMES_PER_DAY, OpponentBook, ratelimit_of
+from bot.challenges.opponents import OpponentBook, ratelimit_of
 from bot.challenges.policy import finer_verdict, judge, sort_queue
 from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
 from bot.engines.engineset import EngineSet, challenge_facts, game_facts, uses_host
@@ -34,7 +34,7 @@ from bot.engines.rules import EngineTable, reachable
 from bot.features.wiring import FeatureError, Features
 from bot.game.conduct import TakebackLedger
 from bot.game.correspondence import CorrespondenceDesk
-from bot.game.game import Game, Me
+from bot.game.game import EngineChoice, Game, Me
 from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics, ThinkingLoad
 from bot.lichess.client import (
@@ -88,10 +88,8 @@ STALE_CHALLENGE_S: Final = 15.0
 LEAVE_TIMEOUT_S: Final = 15.0  # after the grace period: resign (or abort) and see the games end
 NOTIFY_INTERVAL_S: Final = 5.0  # systemd status/watchdog heartbeat
 CRASH_RESIGN_TIMEOUT_S: Final = 10.0  # a crashed game's resign gets at most this
-DAY_S: Final = 86_400.0
 # An arena game whose opponent we have never met waits at most this for its title (the
 # engine rules' `bot` condition); the first move's deadline is many times longer.
-ARENA_TITLE_LOOKUP_S: Final = 3.0
 
 
 def holds_slot(challenge: Challenge) -> bool:
@@ -126,6 +124,7 @@ class Bot:
         metrics: Metrics,
         notify: Notify | None = None,
         alarm_clock: Callable[[], float] = time.monotonic,
+        arena_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.alarm_clock = alarm_clock  # the clock of each game's alarms
@@ -149,13 +148,10 @@ class Bot:
         self.connected = asyncio.Event()  # the event stream is open (the bot is ready)
         self._slot_freed = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
-        self._identifying: set[str] = set()  # arena games waiting for the opponent's title
-        self._known_humans: set[str] = set()  # arena opponents Lichess says are no bots
         self.book = OpponentBook(config.state_dir, config.challenge.recent_window_s)
         self.arenas = ArenaDesk(config.tournaments, client, me.name,
-                                bot_day_capped=self._bot_day_capped,
                                 control=ControlDir(config.state_dir),
-                                on_change=self._slot_freed.set)
+                                on_change=self._slot_freed.set, clock=arena_clock)
         self.block_lists = BlockLists(config.challenge.online_block_lists, config.state_dir)
         self.matchmaker = Matchmaker(config, client, me.id, self.book, is_idle=self._idle,
                                      blocked=lambda: self.block_lists.names,
@@ -196,7 +192,7 @@ class Bot:
             if now - at > ACCEPTED_TTL_S:
                 log.info("challenge %s was accepted but no game started", challenge_id)
                 del self.accepted[challenge_id]
-        return (len(self.games) + len(self._identifying) + len(self.accepted)
+        return (len(self.games) + len(self.accepted)
                 + self.matchmaker.pending_count)
 
     def _idle(self) -> bool:
@@ -210,16 +206,6 @@ class Bot:
         arena pairings while one of our arenas runs (arena games take slots of their own)."""
         arena_games = sum(1 for game in self.games.values() if is_mandatory(game.info))
         return self.config.challenge.concurrency - self.arenas.reserved_slots(arena_games)
-
-    def _bot_day_capped(self) -> bool:
-        """Our games against bots for the day are used up: Lichess said so, or we count
-        BotLimit's number of them in the last 24 h."""
-        if self.book.situation().bot_day_capped:
-            return True
-        since = time.time() - DAY_S
-        bots = self.book.known_bots
-        return sum(1 for opponent, at in self.book.history.values()
-                   if at >= since and opponent in bots) >= BOT_GAMES_PER_DAY
 
     # --- events -----------------------------------------------------------------------------
 
@@ -254,44 +240,34 @@ class Bot:
 
     def _on_game_start(self, info: GameInfo) -> None:
         self.accepted.pop(info.game_id, None)
-        if info.game_id in self.games or info.game_id in self._identifying:
+        if info.game_id in self.games:
             return  # re-sent after a reconnect
         if not is_ongoing(info.status):
-            return
-        if self._title_matters(info):
-            assert self._tg is not None
-            self._identifying.add(info.game_id)
-            self._tg.create_task(self._identify_then_start(info),
-                                 name=f"opponent of {info.game_id}")
             return
         self._start_game(info)
 
     def _title_matters(self, info: GameInfo) -> bool:
         """An arena pairing against someone we have never met, while an engine rule asks
-        whether the opponent is a bot: lila's gameStart names the opponent without a title."""
+        whether the opponent is a bot: lila's gameStart names the opponent without a title,
+        its gameFull with one, so the engine is chosen there (Game.choose_engine)."""
         return (info.tournament_id is not None and info.opponent_id is not None
                 and info.opponent_id.lower() not in self.book.known_bots
-                and info.opponent_id.lower() not in self._known_humans
                 and any(rule.bot is not None for rule in self.engines.table.rules))
 
-    async def _identify_then_start(self, info: GameInfo) -> None:
-        """Ask Lichess whether the opponent is a bot (`/api/users/status`), then start the
-        game; without an answer in time, the game starts with the opponent unknown."""
-        assert info.opponent_id is not None
-        try:
-            if await asyncio.wait_for(self.client.is_bot(info.opponent_id,
-                                                         ARENA_TITLE_LOOKUP_S),
-                                      ARENA_TITLE_LOOKUP_S):
+    def _engine_at_full(self, info: GameInfo) -> Callable[[bool], EngineChoice]:
+        """The engine chooser a game calls at its first gameFull, with the opponent's
+        title: no lookup and no wait before the game starts."""
+        def choose(opponent_is_bot: bool) -> EngineChoice:
+            if opponent_is_bot and info.opponent_id is not None:
                 self.book.known_bots.add(info.opponent_id.lower())
-            else:
-                self._known_humans.add(info.opponent_id.lower())
-        except (LichessError, TimeoutError) as exc:
-            log.warning("game %s: could not tell whether %s is a bot (%s)", info.game_id,
-                        info.opponent_name, exc)
-        finally:
-            self._identifying.discard(info.game_id)
-        if info.game_id not in self.games:
-            self._start_game(info)
+            name = self.engines.choose_playable(game_facts(info, opponent_is_bot))
+            log.info("game %s: %s is %s: engine %s", info.game_id, info.opponent_name,
+                     "a bot" if opponent_is_bot else "no bot", name)
+            several = len(self.engines.pools) > 1
+            return EngineChoice(name if several else "", self.engines.pool(name),
+                                dataclasses.replace(self.config,
+                                                    engine=self.engines.entry(name)))
+        return choose
 
     def _start_game(self, info: GameInfo) -> None:
         self.matchmaker.on_game_start(info)
@@ -314,21 +290,24 @@ class Bot:
             # (a challenge, matchmaking); a game not from a challenge (an arena) may be either.
             opponent = (info.opponent_id or "").lower()
             known = opponent in self.book.known_bots
-            bot = True if known else (
-                False if info.tournament_id is None or opponent in self._known_humans else None)
+            bot = True if known else (False if info.tournament_id is None else None)
             name = self.engines.choose_playable(game_facts(info, bot))
         pool = self.engines.pool(name)
         several = len(self.engines.pools) > 1
+        deferred = info is not None and think_s is None and self._title_matters(info)
         if think_s is None:
             log.info("game %s starts against %s%s", game_id,
                      info.opponent_name if info is not None else "?",
-                     f" on engine {name} ({pool.name})" if several else "")
+                     " (its engine chosen at gameFull)" if deferred
+                     else f" on engine {name} ({pool.name})" if several else "")
         config = dataclasses.replace(self.config, engine=self.engines.entry(name))
         return Game(
             game_id, client=self.client, config=config, engines=pool,
             me=self.me, hooks=self.hooks, load=self.load, metrics=self.metrics,
             ledger=self.ledger, info=info, think_s=think_s, alarm_clock=self.alarm_clock,
             engine_label=name if several else "",
+            choose_engine=self._engine_at_full(info) if deferred and info is not None
+            else None,
         )
 
     def _on_game_finish(self, info: GameInfo) -> None:
@@ -339,6 +318,7 @@ class Bot:
             game.server_finished(info)
         elif self.desk.is_correspondence(info):
             self.desk.on_game_finish(info)  # it may have ended between visits
+        self.arenas.on_game_finish(info)
         self._slot_freed.set()
 
     async def _game_boundary(self, game: Game) -> None:
@@ -639,14 +619,16 @@ async def run_bot(
     notify: Notify | None = None,
     alarm_clock: Callable[[], float] = time.monotonic,
     watch: Watch | None = None,
+    arena_clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the bot until stopped; the exit code (0 after a clean stop).
 
     `stop` (tests, embedding) asks for the same graceful stop as SIGTERM. `hooks` plugs in the
     game features (default: from the config). `on_ready` is called once the engine is warm
     and the event stream is open; `notify` receives systemd notify lines. `alarm_clock` is the
-    time of the games' alarms (abort, claims), which a test may drive itself. `watch`
-    serves the status page instead of the one `config.watch` describes.
+    time of the games' alarms (abort, claims), which a test may drive itself, and
+    `arena_clock` the arenas' (pauses, playbans, the next look). `watch` serves the status
+    page instead of the one `config.watch` describes.
     """
     main = asyncio.current_task()
     hard_stopped = False
@@ -687,7 +669,7 @@ async def run_bot(
         if watch is not None:
             hooks = watch.hooks(hooks)
         bot = Bot(config, client, engines, me, hooks=hooks, metrics=metrics, notify=notify,
-                  alarm_clock=alarm_clock)
+                  alarm_clock=alarm_clock, arena_clock=arena_clock)
         if watch is not None:
             watch.attach(bot)
             await watch.start()

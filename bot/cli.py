@@ -170,8 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
         "games and time left. The request goes through the state directory "
         "(<state_dir>/tournaments/), so the bot picks it up within a second without a "
         "restart; one written while the bot is stopped is taken when it starts. Arenas "
-        "that stay for good belong in the config key tournaments.arenas. Swiss "
-        "tournaments refuse bots.")
+        "that stay for good belong in the config key tournaments.arenas. A stop of the "
+        "bot (SIGTERM, Ctrl-C, a restart) keeps its place in arenas that have not "
+        "started; withdraw before a stop for good. Swiss tournaments refuse bots.")
     tournament.add_argument("action", choices=("join", "withdraw", "list"))
     tournament.add_argument("arena", nargs="?", metavar="ID",
                             help="the arena's id or URL (join, withdraw)")

@@ -124,17 +124,24 @@ as a table of behaviour, lila source and test:
       tests/bot/test_berserk_e2e.py (berserk plays the free human account against the bot)
 - Arenas: join (scopes tournament:write or bot:play) answers lila's JoinResult texts as a
   400 (bots refused: "Tournament restrictions", the verdict "Bot players are not allowed";
-  "Wrong entry code"; "Missing team"; "This tournament no longer exists"), 30 joins a user
-  per 10 minutes (`tournament.user.join`); withdraw before the start leaves the list, after
-  it stops the pairing; an unknown id is 404 "No such tournament". Waiting players (bots
-  only while on the event stream) are paired every second by rank, never straight back
+  "Wrong entry code"; "Missing team"; "This tournament no longer exists", also for a
+  finished arena; "Your pause is not over yet"; "You are joining too many tournaments"
+  under `tournament.user.join`, 8 credits an hour and 30 a day, a new join to a user's
+  arena 2, to lichess's 1); a playban is 403 with `minutes` and withdraws from arenas;
+  30 joins or resumes a user per 10 minutes (`tournament.user.joinOrResume`, 429);
+  withdraw before the start leaves the list, after it stops the pairing and pauses a top-7
+  player (Pause.scala, `me.pauseDelay`); an unknown id is 404 "No such tournament".
+  Waiting players (people while on the event stream or after pairMeAsap, bots always) are
+  paired by rank, under 50 players every 15 s, from 50 every 2 s, never straight back
   against their last opponent; colours by history. Arena games: source arena with
-  tournamentId, no abort, a missed first move loses, no draw offer before move 30; bot-vs-bot
-  games count towards the daily cap (a bot at its cap is not paired with bots). Scoring
+  tournamentId, mandatory (no abort, resignable from the start; no challenge rules), a
+  missed first move loses; a draw after a draw (losses between) scores 0 under 60 plies
+  (ArenaSheet isDrawStreak, Pairing.longGame); bot-vs-bot
+  games count towards the daily cap, which pairing ignores (BotLimit). Scoring
   2/1/0, doubled on fire (after two wins), a draw under 20 plies 0, berserk +1 from 14
   plies (never a BOT). No pairing in the last max(30, min(limit / 2, 120)) s
   (`pairingsClosed`); a player who loses by noStart is withdrawn; at the end running
-  games go on unscored. `botsAllowed` in the arena's JSON.
+  games go on unscored. `botsAllowed` in the arena's JSON only when true.
     lila: app/controllers/Tournament.scala (apiJoin, apiWithdraw, show);
       modules/tournament/src/main/Tournament.scala (JoinResult), TournamentApi.scala (join,
       berserk, finish), StartedOrganizer.scala (fetchWaitingBots), WaitingUsers.scala,

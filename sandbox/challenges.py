@@ -164,7 +164,8 @@ class Challenge:
     decline_key: str | None = None
     decline_text: str | None = None
     created_at_s: float = field(default_factory=time.monotonic)
-    # A rematch offer carries the old game's id, as its own id too (lila#7718).
+    # A rematch offer: the game just played (its own id is the next game's, lila
+    # modules/challenge ChallengeMaker.makeRematch).
     rematch_of: str | None = None
 
     def __post_init__(self) -> None:

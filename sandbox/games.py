@@ -245,8 +245,14 @@ class Game:
                 and self.source in self.settings.first_move.sources)
 
     @property
+    def mandatory(self) -> bool:
+        """lila Game.isMandatory: a tournament game is never abortable (no rule needed)."""
+        return self.tournament_id is not None
+
+    @property
     def abortable(self) -> bool:
-        return self.playing and self.plies < 2 and "noAbort" not in self.rules
+        return (self.playing and self.plies < 2 and not self.mandatory
+                and "noAbort" not in self.rules)
 
     def full_id(self, color: chess.Color) -> str:
         return self.id + self.player_ids[color]
@@ -440,8 +446,9 @@ class Game:
     def resign(self, account: Account) -> None:
         color = self.require_player(account)
         self.check_flag()
-        # Under noAbort, the first two plies can be neither aborted nor resigned (lila#15318).
-        if not self.playing or (self.plies < 2 and not self.abortable):
+        # Under noAbort, the first two plies can be neither aborted nor resigned (lila#15318);
+        # a mandatory game is resignable from the start (Game.resignable: !abortable).
+        if not self.playing or (self.plies < 2 and "noAbort" in self.rules):
             raise ApiError(400, "This game cannot be resigned")
         if self.abortable:
             self._finish("aborted", None)
@@ -471,9 +478,10 @@ class Game:
 
     @property
     def drawable(self) -> bool:
-        """lila Game.scala `drawable`: playing, past the abortable plies, and not held back
-        by the noEarlyDraw rule (60 plies)."""
-        return (self.playing and self.plies >= 2
+        """lila Game.scala `drawable` (playable && !abortable): playing, past the abortable
+        plies (a mandatory game has none), and not held back by the noEarlyDraw rule (60
+        plies)."""
+        return (self.playing and (self.plies >= 2 or self.mandatory)
                 and not ("noEarlyDraw" in self.rules
                          and self.plies < DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW))
 

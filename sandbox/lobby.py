@@ -161,8 +161,10 @@ class Lobby:
             rated=game.rated, time_control=game.time_control,
             color="black" if color == chess.WHITE else "white", variant=game.variant,
             fen=game.initial_fen, keep_alive_stream=False, rules=game.rules)
+        # ChallengeMaker.makeRematch: the offer's id is the next game's id
+        # (Rematches.offer), `rematchOf` the game just played.
         return self._register(Challenge(challenger=account, dest=opponent, request=request,
-                                        id=game.id, rematch_of=game.id))
+                                        rematch_of=game.id))
 
     def challenge_event(self, challenge: Challenge, recipient: Account | None = None) -> Event:
         """A new challenge as the event stream sends it: with `compat` for a live event,
@@ -197,10 +199,10 @@ class Lobby:
         white, black = ((challenge.challenger, challenge.dest) if challenger_white
                         else (challenge.dest, challenge.challenger))
         request = challenge.request
-        # The game takes the challenge's id, except after a rematch offer: a new id.
+        # The game takes the challenge's id (a rematch: the next id the offer named).
         game = self.start_game(white, black, request.time_control, request.variant,
                                request.fen, request.rated, source="friend",
-                               game_id=None if challenge.rematch_of else challenge.id,
+                               game_id=challenge.id,
                                rules=request.rules)
         self._end_keepalive_streams(challenge.id, "accepted")
         return game

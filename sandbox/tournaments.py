@@ -2,15 +2,33 @@
 
 Where each rule comes from (github lichess-org/lila):
     join / withdraw / show      app/controllers/Tournament.scala (apiJoin, apiWithdraw, show)
-    join results and messages   modules/tournament/src/main/Tournament.scala (JoinResult)
-    join rate limit             app/controllers/Tournament.scala (limit.tourJoinOrResume:
-                                30 a user per 10 minutes, key tournament.user.join)
+    join results and messages   modules/tournament/src/main/Tournament.scala (JoinResult);
+                                a finished arena is not `enterable` (TournamentApi `join`
+                                runs on cached.tourCache.enterable): JoinResult's Zero,
+                                NotFound
+    join rate limits            app/controllers/Tournament.scala apiJoin: NoPlayban (403),
+                                then limit.tourJoinOrResume (30 a user per 10 minutes, key
+                                tournament.user.joinOrResume, 429); TournamentApi.scala
+                                `initialJoin` (key tournament.user.join: 8 credits an hour
+                                and 30 a day, a join to an arena one is not on yet costs 1
+                                for an arena by lichess, 2 for one made by a user, answered
+                                400 "You are joining too many tournaments")
+    pause                       Pause.scala, TournamentApi.scala `withdraw`: a player in
+                                the top 7 who withdraws from a running arena is paused
+                                (sandbox/arena_pause.py), a join meanwhile is refused
+    playban                     sandbox/playban.py: a join is answered 403; a ban
+                                withdraws the player from its arenas (pausePlaybanned)
     bots allowed or not         modules/gathering/src/main/Condition.scala (Bots: "Bot
                                 players are not allowed"); TournamentApi.scala `join`
                                 answers a refused verdict with JoinResult.Verdicts
-    pairing each tick           modules/tournament/src/main/StartedOrganizer.scala (every
-                                second; bots count as waiting only while connected to the
-                                bot stream: fetchWaitingBots), WaitingUsers.scala,
+    pairing each tick           modules/tournament/src/main/StartedOrganizer.scala (an
+                                arena under 50 players is paired every 15 s, one of 50 to
+                                999 every 2 s, a bigger one every second; a person waits
+                                while on the arena's page, a bot whenever it is on the
+                                list and not withdrawn:
+                                fetchWaitingBots reads PlayerRepo.activeBotIds with no
+                                online check, so a bot that is down is paired and loses by
+                                noStart), WaitingUsers.scala,
                                 arena/PairingSystem.scala (neighbours by rank, no
                                 immediate rematch, colours by history)
     scoring                     arena/ArenaSheet.scala, Pairing.scala (win 2, draw 1, loss
@@ -24,20 +42,23 @@ Where each rule comes from (github lichess-org/lila):
     first move                  modules/core game/Game.scala (timeForFirstMove: the arena's
                                 shorter allowance, a missed first move loses: noStart)
     no abort                    modules/core game/Game.scala (abortable needs nonMandatory;
-                                a tournament game is mandatory)
-    no early draws              lila scores a draw under 20 plies as nothing
-                                (Pairing.quickDraw) and refuses draw offers before move 30
-                                under the noEarlyDraw rule and in Swiss (GameExt
-                                playerCanOfferDraw); the sandbox's arena games carry
-                                noEarlyDraw, so a client that offers early is caught
+                                a tournament game is mandatory: Game.mandatory here, with
+                                no challenge rule on the game)
+    draws                       no noEarlyDraw rule in an arena (GameExt
+                                playerCanOfferDraw refuses early offers only under that
+                                rule and in Swiss); the score is what keeps early draws
+                                down: under 20 plies nothing (Pairing.quickDraw), and a
+                                draw in a draw streak nothing unless the game was long
+                                (arena/ArenaSheet.scala isDrawStreak, Pairing.longGame)
     no start                    a player who loses by noStart is withdrawn from the arena
                                 (TournamentApi.scala, on the pairing's end; BotLi drops
                                 the arena then)
     the end                     TournamentApi.scala `finish`: games still running when the
                                 time is up go on but are not scored
     the daily bot-game cap      modules/bot/src/main/BotLimit.scala: an arena's bot-vs-bot
-                                game counts towards it; a bot at its cap is not paired
-                                with another bot
+                                game counts towards it (every all-bot StartGame), but the
+                                cap is only read when a challenge is made or accepted
+                                (challengeLimitError): arena pairing never consults it
 """
 
 from __future__ import annotations
@@ -53,22 +74,37 @@ from typing import Any
 import chess
 
 from sandbox.accounts import Account
+from sandbox.arena_pause import TOP_PAUSED, Pauses, estimate_total_s
 from sandbox.errors import ApiError, RateLimited
 from sandbox.games import Game
 from sandbox.lobby import Lobby
-from sandbox.ratelimit import GENERIC_LIMIT, SlidingWindow
+from sandbox.playban import Playbans, playban_error
+from sandbox.ratelimit import DAY_S, GENERIC_LIMIT, FixedWindow
 from sandbox.timecontrol import TimeControl, perf_key
 from sandbox.timers import SandboxClock, Timer
 
 log = logging.getLogger(__name__)
 
 ARENA_ID_LENGTH = 8
-# StartedOrganizer.scala: the organiser looks for waiting players every second.
+# StartedOrganizer.scala: the organiser runs every second; each run pairs the arenas of
+# 1000 players or more, every second run those of 50 or more, every 15th run all of them.
 PAIRING_TICK_S = 1.0
-# limit.tourJoinOrResume (app/controllers/Tournament.scala, lila's Limiters).
-JOIN_LIMIT = 30
-JOIN_WINDOW_S = 600.0
-JOIN_LIMIT_KEY = "tournament.user.join"
+ALL_ARENAS_EVERY_RUNS = 15
+DECENT_ARENAS_EVERY_RUNS = 2
+DECENT_ARENA_PLAYERS = 50
+MASSIVE_ARENA_PLAYERS = 1000
+# limit.tourJoinOrResume (app/controllers/Tournament.scala, lila's Limiters): any join.
+JOIN_OR_RESUME_LIMIT = 30
+JOIN_OR_RESUME_WINDOW_S = 600.0
+JOIN_OR_RESUME_KEY = "tournament.user.joinOrResume"
+# TournamentApi.initialJoin: a join to an arena one is not on yet, in credits.
+INITIAL_JOIN_KEY = "tournament.user.join"
+INITIAL_JOIN_PER_HOUR = 8
+INITIAL_JOIN_PER_DAY = 30
+HOUR_S = 3600.0
+INITIAL_JOIN_COST_BY_LICHESS = 1
+INITIAL_JOIN_COST_BY_USER = 2
+LICHESS = "lichess"  # the creator of lichess's own (scheduled) arenas
 # arena/Sheet.scala
 WIN_POINTS = 2
 DRAW_POINTS = 1
@@ -81,12 +117,13 @@ BERSERK_MIN_PLIES = 14  # Pairing.notSoQuickFinish: a berserk bonus needs this m
 PAIRINGS_CLOSE_MIN_S = 30
 PAIRINGS_CLOSE_MAX_S = 120
 STANDING_PAGE_SIZE = 10
-# An arena game is "mandatory" (modules/core game/Game.scala isMandatory: no abort, a missed
-# first move loses) and has no draw offer before move 30.
-ARENA_GAME_RULES = frozenset({"noAbort", "noEarlyDraw"})
+# Pairing.longGame in standard: a draw after another draw scores only past this many plies.
+LONG_GAME_PLIES = 60
 
 # Tournament.scala JoinResult: lila's error texts.
 WRONG_ENTRY_CODE = "Wrong entry code"
+PAUSED = "Your pause is not over yet"
+JOINING_TOO_MANY = "You are joining too many tournaments"
 VERDICTS_REFUSED = "Tournament restrictions"
 MISSING_TEAM = "Missing team"
 NOT_FOUND = "This tournament no longer exists"
@@ -148,19 +185,29 @@ class ArenaPlayer:
     points: list[int] = field(default_factory=list)
     fire: bool = False
     wins_in_row: int = 0
+    # Results, most recent last: "win", "draw" (scored or not), "loss".
+    results: list[str] = field(default_factory=list)
     withdrawn: bool = False
     game_id: str | None = None
     last_opponent: str | None = None
     whites: int = 0
     blacks: int = 0
+    api_waiting: bool = False  # joined with pairMeAsap: waiting without the event stream
 
     @property
     def score(self) -> int:
         return sum(self.points)
 
+    def in_draw_streak(self) -> bool:
+        """ArenaSheet.isDrawStreak: the last result that is not a loss is a draw."""
+        for result in reversed(self.results):
+            if result != "loss":
+                return result == "draw"
+        return False
+
     def record(self, result: float, berserk: bool = False, plies: int = QUICK_DRAW_PLIES) -> int:
         """Score one finished game (1 win, 0.5 draw, 0 loss) of `plies` plies as
-        arena/ArenaSheet.scala does."""
+        arena/ArenaSheet.scala does (a standard arena: Pairing.longGame is 60 plies)."""
         multiplier = 2 if self.fire else 1
         if result == 1.0:
             bonus = BERSERK_WIN_BONUS if berserk and plies >= BERSERK_MIN_PLIES else 0
@@ -170,11 +217,13 @@ class ArenaPlayer:
             points = 0
             self.wins_in_row = 0
         elif result == 0.5:
-            points = DRAW_POINTS * multiplier
+            streak_void = not self.fire and plies < LONG_GAME_PLIES and self.in_draw_streak()
+            points = 0 if streak_void else DRAW_POINTS * multiplier
             self.wins_in_row = 0
         else:
             points = LOSS_POINTS
             self.wins_in_row = 0
+        self.results.append("win" if result == 1.0 else "draw" if result == 0.5 else "loss")
         self.fire = self.wins_in_row >= FIRE_AFTER_WINS
         self.points.append(points)
         return points
@@ -193,6 +242,7 @@ class Arena:
     games: list[str] = field(default_factory=list)
     berserks: set[tuple[str, str]] = field(default_factory=set)  # (game id, user id)
     status: str = "created"  # created, started, finished
+    organizer_runs: int = 0  # StartedOrganizer runs since the start
 
     @property
     def ends_at_s(self) -> float:
@@ -228,7 +278,13 @@ class Arenas:
         self.arenas: dict[str, Arena] = {}
         self.team_members: dict[str, set[str]] = {}
         clock = lobby.settings.game.clock
-        self._join_limit = SlidingWindow(JOIN_LIMIT, JOIN_WINDOW_S, clock.now)
+        # lila's RateLimit opens a window at the first charge (sandbox.ratelimit.FixedWindow).
+        self._join_or_resume = FixedWindow(JOIN_OR_RESUME_LIMIT, JOIN_OR_RESUME_WINDOW_S,
+                                           clock.now)
+        self._initial_join = (FixedWindow(INITIAL_JOIN_PER_HOUR, HOUR_S, clock.now),
+                              FixedWindow(INITIAL_JOIN_PER_DAY, DAY_S, clock.now))
+        self.pauses = Pauses(clock.now)
+        self.playbans = Playbans(clock.now)
         self._timers: list[Timer] = []
         self.pairing_hooks: list[Callable[[Arena, Game], None]] = []
         lobby.finish_listeners.append(self._game_finished)
@@ -269,7 +325,12 @@ class Arenas:
     def _tick(self, arena: Arena) -> None:
         if arena.status != "started":
             return
-        self.pair(arena)
+        runs = arena.organizer_runs
+        arena.organizer_runs += 1
+        players = len(arena.players)
+        if runs % ALL_ARENAS_EVERY_RUNS == 0 or players >= MASSIVE_ARENA_PLAYERS or (
+                runs % DECENT_ARENAS_EVERY_RUNS == 0 and players >= DECENT_ARENA_PLAYERS):
+            self.pair(arena)
         self._timers.append(self._clock.call_later(PAIRING_TICK_S, lambda: self._tick(arena)))
 
     def _finish(self, arena: Arena) -> None:
@@ -302,19 +363,27 @@ class Arenas:
 
     def join(self, account: Account, arena_id: str, *, password: str | None = None,
              team: str | None = None, pair_me_asap: bool = False) -> None:
-        """Tournament.scala apiJoin: errors are 400 `{"error": <JoinResult text>}`."""
-        wait_s = self._join_limit.consume(account.id)
+        """Tournament.scala apiJoin: a playban is 403, too many joins or resumes 429, the
+        other errors 400 `{"error": <JoinResult text>}`, in TournamentApi.join's order."""
+        banned_min = self.playbans.remaining_minutes(account.id)
+        if banned_min is not None:
+            raise playban_error(banned_min)
+        wait_s = self._join_or_resume.consume(account.id)
         if wait_s:
-            raise RateLimited(GENERIC_LIMIT, JOIN_LIMIT_KEY, wait_s)
+            raise RateLimited(GENERIC_LIMIT, JOIN_OR_RESUME_KEY, wait_s)
         arena = self.arenas.get(arena_id)
-        if arena is None:
+        if arena is None or arena.status == "finished":
             raise ApiError(400, NOT_FOUND)
-        if arena.status == "finished":
-            raise ApiError(400, NOPE)
-        if arena.spec.password is not None and password != arena.spec.password:
+        previous = arena.players.get(account.id)
+        if previous is None and not self._charge_initial_join(account, arena):
+            raise ApiError(400, JOINING_TOO_MANY)
+        if previous is None and arena.spec.password is not None \
+                and password != arena.spec.password:
             raise ApiError(400, WRONG_ENTRY_CODE)
         if not self.verdicts(arena, account)["accepted"]:
             raise ApiError(400, VERDICTS_REFUSED)
+        if self.pauses.remaining_s(account.id, self._estimate_s(arena)) is not None:
+            raise ApiError(400, PAUSED)
         if arena.spec.teams and (team not in arena.spec.teams
                                  or account.id not in self.team_members.get(team, set())):
             raise ApiError(400, MISSING_TEAM)
@@ -325,21 +394,62 @@ class Arenas:
             log.info("arena %s: %s joined", arena.id, account.username)
         else:
             player.withdrawn = False
-        if pair_me_asap and arena.status == "started":
-            self.pair(arena)
+        if pair_me_asap:
+            # TournamentApi.join: waitingUsers.addApiUser, waiting for the organiser's
+            # next run even off the event stream; nobody is paired at once.
+            arena.players[account.id].api_waiting = True
 
-    def withdraw(self, account: Account, arena_id: str) -> None:
+    def _charge_initial_join(self, account: Account, arena: Arena) -> bool:
+        """TournamentApi.initialJoin, a composite limit: every window must have room."""
+        cost = (INITIAL_JOIN_COST_BY_LICHESS if arena.created_by == LICHESS
+                else INITIAL_JOIN_COST_BY_USER)
+        if any(window.wait_s(account.id, cost) for window in self._initial_join):
+            log.info("arena %s: %s joins too many tournaments (%s)", arena.id,
+                     account.username, INITIAL_JOIN_KEY)
+            return False
+        for window in self._initial_join:
+            window.consume(account.id, cost)
+        return True
+
+    def initial_join_credits(self, user_id: str) -> int:
+        """Credits of `tournament.user.join` spent in the current hour's window."""
+        return self._initial_join[0].count(user_id)
+
+    def join_requests(self, user_id: str) -> int:
+        """Joins and resumes counted by `tournament.user.joinOrResume` in its window."""
+        return self._join_or_resume.count(user_id)
+
+    @staticmethod
+    def _estimate_s(arena: Arena) -> int:
+        return estimate_total_s(arena.spec.clock_limit_s, arena.spec.increment_s)
+
+    def withdraw(self, account: Account, arena_id: str, *, pause: bool = True) -> None:
         """Tournament.scala apiWithdraw (selfPause): before the start the player leaves the
-        list; once it runs they stay in the standings but are paired no more."""
+        list; once it runs they stay in the standings but are paired no more, and one in
+        the top 7 is paused (TournamentApi.withdraw)."""
         arena = self.find(arena_id)
         player = arena.players.get(account.id)
         if player is None:
             return
         if arena.status == "created":
             del arena.players[account.id]
-        else:
+        elif arena.status == "started":
+            rank = arena.rank_of(account.id)
             player.withdrawn = True
+            if pause and rank is not None and rank <= TOP_PAUSED:
+                self.pauses.add(account.id)
+                log.info("arena %s: %s paused (rank %d)", arena.id, account.username, rank)
         log.info("arena %s: %s withdrew", arena.id, account.username)
+
+    def playban(self, account: Account, minutes: float) -> None:
+        """A playban of `minutes` (PlaybanApi): joins are refused meanwhile, and the player
+        is withdrawn from every arena it is in, with no pause (pausePlaybanned)."""
+        self.playbans.ban(account.id, minutes)
+        for arena in self.arenas.values():
+            player = arena.players.get(account.id)
+            if player is not None and arena.status != "finished":
+                player.withdrawn = True
+        log.info("%s is banned from playing for %s minutes", account.username, minutes)
 
     def berserk(self, account: Account, game_id: str) -> None:
         """TournamentApi.scala berserk: never a BOT; only before one's first move."""
@@ -356,31 +466,25 @@ class Arenas:
     # --- pairing -------------------------------------------------------------------------
 
     def _waiting(self, arena: Arena) -> list[ArenaPlayer]:
+        """WaitingUsers: a person while online; a bot whenever it is active on the list
+        (StartedOrganizer fetchWaitingBots: no online check)."""
         online = self.lobby.hub.online()
         return [p for p in arena.standing()
-                if not p.withdrawn and p.game_id is None and p.account.id in online]
-
-    def _at_bot_cap(self, account: Account) -> bool:
-        return account.bot and self.lobby.limiters.bot_games.wait_s(account.id) > 0
+                if not p.withdrawn and p.game_id is None
+                and (p.account.bot or p.api_waiting or p.account.id in online)]
 
     def pair(self, arena: Arena) -> list[Game]:
         """arena/PairingSystem.scala, reduced: waiting players in rank order, each with the
-        nearest one that is not their last opponent (unless nobody else waits); two bots
-        are not paired when either is at its daily bot-game cap."""
+        nearest one that is not their last opponent (unless nobody else waits). The daily
+        bot-game cap plays no part (BotLimit checks it on challenges only)."""
         if arena.ends_at_s - self._clock.now() < arena.pairings_close_s:
             return []
         waiting = self._waiting(arena)
         games: list[Game] = []
         while len(waiting) >= 2:
             first = waiting.pop(0)
-            candidates = [p for p in waiting
-                          if not (first.account.bot and p.account.bot
-                                  and (self._at_bot_cap(first.account)
-                                       or self._at_bot_cap(p.account)))]
-            fresh = [p for p in candidates if p.account.id != first.last_opponent]
-            if not candidates:
-                continue
-            chosen = (fresh or candidates)[0]
+            fresh = [p for p in waiting if p.account.id != first.last_opponent]
+            chosen = (fresh or waiting)[0]
             waiting.remove(chosen)
             games.append(self._start_game(arena, first, chosen))
         return games
@@ -389,7 +493,6 @@ class Arenas:
         white, black = (a, b) if (a.whites - a.blacks) <= (b.whites - b.blacks) else (b, a)
         game = self.lobby.start_game(white.account, black.account, arena.time_control,
                                      "standard", None, arena.spec.rated, source="arena",
-                                     rules=ARENA_GAME_RULES,
                                      tournament_id=arena.id)
         white.whites += 1
         black.blacks += 1
@@ -438,7 +541,8 @@ class Arenas:
             "variant": "standard",
             "rated": arena.spec.rated,
             "berserkable": arena.spec.berserkable,
-            "botsAllowed": arena.spec.allow_bots,
+            # lila JsonView.scala writes botsAllowed only when it is true.
+            **({"botsAllowed": True} if arena.spec.allow_bots else {}),
             "nbPlayers": len(arena.players),
             "verdicts": self.verdicts(arena, me),
             "standing": {"page": page, "players": [
@@ -462,6 +566,8 @@ class Arenas:
             body["private"] = True
         if me is not None and me.id in arena.players:
             player = arena.players[me.id]
+            pause_s = self.pauses.remaining_s(me.id, self._estimate_s(arena))
             body["me"] = {"rank": arena.rank_of(me.id), "withdraw": player.withdrawn,
-                          **({"gameId": player.game_id} if player.game_id else {})}
+                          **({"gameId": player.game_id} if player.game_id else {}),
+                          **({"pauseDelay": pause_s} if pause_s is not None else {})}
         return body

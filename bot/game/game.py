@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import chess
 
@@ -61,6 +61,15 @@ log = logging.getLogger(__name__)
 CHAT_KEPT: Final = 20  # the latest chat lines of a game, for the status page
 ALARM_INTERVAL_S: Final = 0.25  # how often the alarms look at the game
 FINISHED: Final = "finished"  # the reason of a game that ended on the board or by the server
+BOT_TITLE: Final = "BOT"  # gameFull's title of a bot player
+
+
+class EngineChoice(NamedTuple):
+    """The engine a game plays on, chosen at its gameFull."""
+
+    label: str  # the configured engine's name ("" when only one is configured)
+    pool: EnginePool
+    config: Config  # the bot's configuration with that engine's settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +117,14 @@ class Game:
         think_s: float | None = None,
         alarm_clock: Callable[[], float] = time.monotonic,
         engine_label: str = "",
+        choose_engine: Callable[[bool], EngineChoice] | None = None,
     ) -> None:
         self.id = game_id
         self.engine_label = engine_label  # which configured engine plays (several configured)
-        # the alarms' time (abort, claims, resync): injectable, so a test can move it
+        # Called at the first gameFull with whether the opponent is a BOT (its title), when
+        # the engine depends on it and gameStart did not say: the seat is taken then.
+        self.choose_engine = choose_engine
+                # the alarms' time (abort, claims, resync): injectable, so a test can move it
         self.alarm_clock = alarm_clock
         self.client = client
         self.config = config
@@ -192,7 +205,8 @@ class Game:
         with game_context(self.id):
             self.load.games += 1
             try:
-                await self.mover.acquire()
+                if self.choose_engine is None:
+                    await self.mover.acquire()
                 async with asyncio.TaskGroup() as tg:
                     self._tg = tg
                     alarms = tg.create_task(self._ring_alarms(), name=f"game {self.id} alarms")
@@ -286,6 +300,13 @@ class Game:
                       full.black.name)
             self._finish("not our game", status=full.state.status)
             return
+        if self.choose_engine is not None:
+            opponent = full.black if color == chess.WHITE else full.white
+            choice = self.choose_engine(opponent.title == BOT_TITLE)
+            self.choose_engine = None
+            self.config = choice.config
+            self.engine_label = choice.label
+            self.mover.seat(choice.pool, choice.config)
         context = GameContext(
             game_id=self.id, variant=full.variant, speed=full.speed, rated=full.rated,
             me=self.me.name, color=color, white=full.white, black=full.black,

@@ -104,6 +104,12 @@ class Mover:
     async def acquire(self) -> None:
         self._engine = await self.engines.acquire()
 
+    def seat(self, engines: EnginePool, config: Config) -> None:
+        """Play on `engines` with `config`: chosen at gameFull, before any engine was
+        taken (the first think takes one)."""
+        self.engines = engines
+        self.config = config
+
     async def release(self) -> None:
         if self._engine is not None:
             engine, self._engine = self._engine, None
@@ -299,6 +305,8 @@ class Mover:
             return SourcedMove(root_moves[0], restriction.source, tablebase_wdl=wdl), 0.0
         engine_start = time.monotonic()
         for attempt_no in range(1, ENGINE_ATTEMPTS + 1):
+            if self._engine is None and attempt_no == 1:
+                await self.acquire()  # the engine chosen at gameFull
             if self._engine is None or not self._engine.alive:
                 await self._replace_engine("not running")
             assert self._engine is not None

@@ -73,10 +73,11 @@ class LichessError(Exception):
 class AuthError(LichessError):
     """401/403: the token is missing, revoked or lacks a scope. Fatal."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, body: str = "") -> None:
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
         self.message = message
+        self.body = body  # the raw reply (a playban's 403 carries `minutes`)
 
 
 class RequestError(LichessError):
@@ -452,7 +453,7 @@ class Lichess:
                     except ValueError:
                         return None
                 if reply is Reply.AUTH:
-                    raise AuthError(status, error_message(body))
+                    raise AuthError(status, error_message(body), body)
                 if reply is Reply.RATE_LIMITED:
                     key = ratelimit_key(body)
                     floor_s = (self.timings.move_retry_s if priority == Priority.MOVE
@@ -632,11 +633,6 @@ class Lichess:
         """Which of these users are online."""
         return {str(u.get("id")) for u in await self.users_status(user_ids)
                 if u.get("online") is True}
-
-    async def is_bot(self, user_id: str, deadline_s: float = COMMAND_DEADLINE_S) -> bool:
-        """Whether the user is a BOT account, by its title (an unknown user is no bot)."""
-        return any(str(u.get("id", "")).lower() == user_id.lower() and u.get("title") == "BOT"
-                   for u in await self.users_status([user_id], deadline_s))
 
     async def decline_challenge(self, challenge_id: str, reason: str) -> None:
         await self.request(

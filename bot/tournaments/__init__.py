@@ -1,9 +1,12 @@
 """Arena tournaments: joining, keeping a slot for pairings, withdrawing, arena game rules.
 
-    rules    what an arena game forbids (abort, early draws) and asks (a quick first move)
+    rules    what an arena game forbids (abort, draws before the variant's long-game ply)
+             and asks (a quick first move)
     view     `GET /api/tournament/{id}` read into an ArenaView (status, time, our rank/score)
-    desk     ArenaDesk: joins the arenas we play, withdraws at the end, at a stop and at the
-             daily bot-game cap, and says how many slots to keep free
+    desk     ArenaDesk: joins the arenas we play, waits out pauses, playbans and join
+             limits, withdraws at the end and from running arenas at a stop, and says how
+             many slots to keep free
+    refusals what a refused join means: final, or wait how long before the next try
     control  the control directory through which `kibitz tournament ...` reaches the service
 
 Lichess pairs the players of a running arena itself; the pairings arrive on the event stream

@@ -2,11 +2,24 @@
 
 Each arena is looked at every `tournaments.poll_interval_s` (and when its start or end is
 due): joined `join_before_s` before its start (at once if it already runs), withdrawn from
-when it ends, when the bot stops, and when our daily bot-game cap is reached (lila
-modules/bot/src/main/BotLimit.scala: arena games between bots count towards it). A refusal
-from lila is logged once with lila's own message and never stops the bot: a final one
-(bots not allowed, wrong entry code, missing team, no such arena) drops the arena, a
-passing one (rate limit, server trouble) is tried again on the next look.
+when it ends, when asked to, and when the bot stops while it runs.
+
+- The daily bot-game cap does not touch arenas: lila reads it only when a challenge is made
+  or accepted (modules/bot/src/main/BotLimit.scala `challengeLimitError`), and pairs a
+  capped bot in its arenas as any other.
+- A stop keeps our place in arenas that have not started: SIGTERM, Ctrl-C, `systemctl stop`
+  and `systemctl restart` all look the same to the service, a stop is most often a restart
+  or an upgrade, and a new join after a withdrawal costs lila's join credits
+  (TournamentApi.initialJoin: 4 arenas made by users an hour, 15 a day). To leave an arena
+  for good, `kibitz tournament withdraw ID` (at once while the bot runs). A running arena
+  is left at a stop, since a pairing while the bot is down is lost by noStart.
+- A refusal from lila is logged once with lila's own message and never stops the bot
+  (bot.tournaments.refusals): a final one (bots not allowed, wrong entry code, missing
+  team, no such arena) drops the arena; a pause, a playban, "too many" and a rate limit
+  are waited out, then the join is tried again.
+- Two arena games lost in a row by noStart (the first move not played in time) stop all
+  joins until a `kibitz tournament join`: lila counts each towards a playban
+  (modules/playban PlaybanApi.scala `noStart`, tournament games are blameable).
 """
 
 from __future__ import annotations
@@ -21,8 +34,10 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from bot.lichess.client import AuthError, Lichess, RateLimited, RequestError, Unavailable
+from bot.lichess.events import GameInfo
 from bot.ops.config import ArenaEntry, TournamentsConfig
 from bot.tournaments.control import ControlDir, TournamentCommand
+from bot.tournaments.refusals import classify_join_error
 from bot.tournaments.view import ArenaFormatError, ArenaView, Sheet, page_of, parse_view, sheet_of
 
 log = logging.getLogger(__name__)
@@ -31,6 +46,9 @@ REQUEST_DEADLINE_S: Final = 10.0  # one tournament request, retries included
 WITHDRAW_AT_STOP_S: Final = 5.0  # the withdrawals of a stopping bot, together
 CONTROL_TICK_S: Final = 1.0  # the control directory is read this often
 END_MARGIN_S: Final = 1.0  # look again this long after an arena's end is due
+PAUSE_MARGIN_S: Final = 1.0  # join this long after the pause lila shows has run out
+NO_START_LOSSES_STOP: Final = 2  # this many noStart losses in a row stop the joins
+NO_START: Final = "noStart"
 
 
 @dataclass
@@ -63,18 +81,21 @@ class ArenaDesk:
     """The arenas of one running bot."""
 
     def __init__(self, config: TournamentsConfig, client: Lichess, username: str, *,
-                 bot_day_capped: Callable[[], bool], control: ControlDir | None = None,
+                 control: ControlDir | None = None,
                  on_change: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
         self.client = client
         self.username = username
-        self.bot_day_capped = bot_day_capped
         self.control = control
         self.on_change = on_change or (lambda: None)
-        self.clock = clock
+        self.clock = clock  # monotonic seconds; a test may drive it
         self.arenas: dict[str, ArenaState] = {}
-        self._capped_logged = False
+        self.banned_until: float | None = None  # a playban: no join before this
+        self.ban_message = ""
+        self.no_start_losses = 0  # arena games lost by noStart in a row
+        self.joins_stopped: str | None = None  # why we join no more, until a join command
+        self.rounds = 0  # turns of the loop, for a test to wait on
         self._wake = asyncio.Event()
         for entry in config.arenas:
             self.arenas[entry.id] = ArenaState(entry, "config")
@@ -103,8 +124,15 @@ class ArenaDesk:
         return self.config.pause_matchmaking and bool(self.running())
 
     def status_lines(self) -> list[str]:
-        """One line per arena we are in: name, rank, score, games, time left."""
+        """One line per arena we are in: name, rank, score, games, time left; and what
+        keeps us from joining (a playban, noStart losses)."""
         lines = []
+        if self.banned_until is not None:
+            left_s = self.banned_until - self.clock()
+            lines.append(f"arenas: playban, joining again in {_clock(left_s)} "
+                         f"({self.ban_message})")
+        if self.joins_stopped is not None:
+            lines.append(f"arenas: no more joins: {self.joins_stopped}")
         for state in self.arenas.values():
             view = state.view
             if view is None or not state.joined or state.done:
@@ -123,8 +151,32 @@ class ArenaDesk:
 
     # --- commands ----------------------------------------------------------------------------
 
+    def on_game_finish(self, info: GameInfo) -> None:
+        """An arena game of ours ended: count noStart losses in a row (PlaybanApi.noStart);
+        at NO_START_LOSSES_STOP, join no more arenas and say why."""
+        if info.tournament_id is None:
+            return
+        lost_unstarted = info.status == NO_START and info.winner is not None \
+            and info.winner != info.color
+        self.no_start_losses = self.no_start_losses + 1 if lost_unstarted else 0
+        if lost_unstarted:
+            log.warning("arena %s: game %s lost by noStart (the first move was not played "
+                        "in time; lila counts it towards a playban)", info.tournament_id,
+                        info.game_id)
+        if self.no_start_losses >= NO_START_LOSSES_STOP and self.joins_stopped is None:
+            self.joins_stopped = (
+                f"{self.no_start_losses} arena games in a row lost by noStart, each counted "
+                "towards a playban: is the bot too slow to start its games? "
+                "`kibitz tournament join ID` joins again")
+            log.error("joining no more arenas: %s", self.joins_stopped)
+            self._publish()
+
     def apply(self, command: TournamentCommand) -> None:
         if command.action == "join":
+            if self.joins_stopped is not None:
+                log.info("joins allowed again (%s)", self.joins_stopped)
+                self.joins_stopped = None
+                self.no_start_losses = 0
             state = self.arenas.get(command.arena_id)
             if state is None or state.done:
                 entry = ArenaEntry(command.arena_id, command.team, command.password)
@@ -155,6 +207,7 @@ class ArenaDesk:
                 if state.next_look <= now:
                     await self._look(state)
             self._publish()
+            self.rounds += 1
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._sleep_s()):
@@ -167,9 +220,10 @@ class ArenaDesk:
         return min(sleep_s, CONTROL_TICK_S) if self.control is not None else sleep_s
 
     async def stop(self) -> None:
-        """The bot stops: withdraw from every arena we are in that has not ended."""
+        """The bot stops: withdraw from every running arena we are in; keep our place in
+        those that have not started (a stop is most often a restart)."""
         pending = [s for s in self.arenas.values() if s.joined and not s.withdrawn
-                   and not (s.view is not None and s.view.finished)]
+                   and s.view is not None and s.view.running]
         if pending:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(WITHDRAW_AT_STOP_S):
@@ -217,19 +271,34 @@ class ArenaDesk:
                 state.next_look = min(state.next_look, self.clock() + join_at_s)
             state.next_look = min(state.next_look,
                                   self.clock() + view.seconds_to_start + END_MARGIN_S)
-        if self.bot_day_capped():
-            if not self._capped_logged:
-                log.info("our bot-vs-bot games for today are used up: leaving the arenas")
-                self._capped_logged = True
-            if state.joined and not state.withdrawn:
-                await self._withdraw(state, "our daily bot-game cap is reached")
-            return
-        self._capped_logged = False
         if not state.joined and (view.running or view.seconds_to_start
                                  <= self.config.join_before_s):
-            await self._join(state, view)
+            await self._join_when_allowed(state, view)
         if state.joined:
             await self._refresh_sheet(state, raw)
+
+    async def _join_when_allowed(self, state: ArenaState, view: ArenaView) -> None:
+        """Join unless a playban, a pause or our noStart losses say to wait."""
+        now = self.clock()
+        if self.joins_stopped is not None:
+            self._refused(state, f"not joined: {self.joins_stopped}", final=False)
+            return
+        if self.banned_until is not None and now < self.banned_until:
+            state.next_look = max(state.next_look, self.banned_until)
+            return
+        if view.pause_delay_s > 0:
+            self._wait(state, view.pause_delay_s + PAUSE_MARGIN_S,
+                       "paused by lila after a withdrawal from the top 7")
+            return
+        await self._join(state, view)
+
+    def _wait(self, state: ArenaState, wait_s: float, message: str) -> None:
+        """A refusal that ends by itself: logged once, the join tried again after it."""
+        state.next_look = max(state.next_look, self.clock() + wait_s)
+        if state.problem != message:
+            log.warning("arena %s: %s; joining again in %s", state.entry.id, message,
+                        _clock(wait_s))
+        state.problem = message
 
     async def _join(self, state: ArenaState, view: ArenaView) -> None:
         entry = state.entry
@@ -239,18 +308,25 @@ class ArenaDesk:
             await self.client.request("POST", f"/api/tournament/{quote(entry.id)}/join",
                                       kind="tournament:join", data=form,
                                       deadline_s=REQUEST_DEADLINE_S)
-        except RateLimited as exc:
-            self._refused(state, f"rate limited ({exc})", final=False)
+        except (RateLimited, RequestError, AuthError) as exc:
+            refusal = classify_join_error(exc, view.pause_delay_s)
+            if refusal.kind == "playban":
+                self._banned(refusal.message, refusal.wait_s)
+                state.next_look = max(state.next_look, self.clock() + refusal.wait_s)
+                return
+            why = f"{refusal.message} (Bot players are not allowed)" \
+                if refusal.final and view.bots_refused else refusal.message
+            if refusal.final:
+                self._refused(state, f"cannot join: {why}", final=True)
+            else:
+                self._wait(state, refusal.wait_s, f"cannot join: {why}")
             return
-        except RequestError as exc:
-            # lila's JoinResult texts: all final but "You are joining too many tournaments".
-            why = f"{exc.message} (Bot players are not allowed)" if view.bots_refused \
-                else exc.message
-            self._refused(state, f"cannot join: {why}", final="too many" not in exc.message)
+        except Unavailable as exc:
+            self._refused(state, str(exc), final=False)
             return
-        except (Unavailable, AuthError) as exc:
-            self._refused(state, str(exc), final=isinstance(exc, AuthError))
-            return
+        if self.banned_until is not None:
+            log.info("the playban is over: arenas are joined again")
+            self.banned_until = None
         state.joined = True
         state.withdrawn = False
         state.problem = None
@@ -287,6 +363,19 @@ class ArenaDesk:
                 log.debug("arena %s: standing page %d: %s", view.id, page, exc)
                 return
         state.sheet = sheet_of(raw, self.username) or state.sheet
+
+    def _banned(self, message: str, wait_s: float) -> None:
+        """A playban: logged once, shown on the status page, and every join waits for it
+        (lila also withdraws a playbanned player from its arenas: pausePlaybanned)."""
+        if self.banned_until is None:
+            log.warning("arenas: %s; joining again in %s", message, _clock(wait_s))
+        self.banned_until = self.clock() + wait_s
+        self.ban_message = message
+        for other in self.arenas.values():
+            other.next_look = max(other.next_look, self.banned_until)
+            if not other.done and not (other.joined and not other.withdrawn):
+                other.problem = message
+        self._publish()
 
     def _refused(self, state: ArenaState, message: str, *, final: bool) -> None:
         if state.problem != message:

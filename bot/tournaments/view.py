@@ -32,6 +32,8 @@ class ArenaView:
     # max(30, min(limit / 2, 120)) seconds).
     pairings_closed: bool = False
     clock_limit_s: float = 0.0
+    # Seconds before we may join again after a pause (`me.pauseDelay`, lila Pause.scala).
+    pause_delay_s: float = 0.0
 
     @property
     def seconds_to_pairings_close(self) -> float:
@@ -77,6 +79,7 @@ def parse_view(raw: Any) -> ArenaView:
         isinstance(v, Mapping) and "Bot" in str(v.get("condition", ""))
         and v.get("verdict") != "ok" for v in verdicts.get("list", []))
     rank = me.get("rank") if me is not None else None
+    pause = me.get("pauseDelay") if me is not None else None
     clock = raw.get("clock")
     return ArenaView(
         id=raw["id"], name=str(raw.get("fullName") or raw["id"]), status=status,
@@ -87,7 +90,9 @@ def parse_view(raw: Any) -> ArenaView:
         rank=rank if isinstance(rank, int) else None,
         bots_refused=refused or raw.get("botsAllowed") is False,
         pairings_closed=raw.get("pairingsClosed") is True,
-        clock_limit_s=_number(clock, "limit") if isinstance(clock, Mapping) else 0.0)
+        clock_limit_s=_number(clock, "limit") if isinstance(clock, Mapping) else 0.0,
+        pause_delay_s=float(pause) if isinstance(pause, int | float)
+        and not isinstance(pause, bool) else 0.0)
 
 
 def page_of(rank: int) -> int:

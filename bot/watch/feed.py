@@ -336,6 +336,8 @@ class Feed:
             "requests_last_minute": client.tally.last_minute(),
             "requests_per_minute": round(client.budget.rate_per_s * 60),
             "rate_limited": sum(client.tally.rate_limited.values()),
+            # PV lines replaced unsent: moves first took the whole request budget.
+            "pv_lines_dropped": client.budget.dropped_chat,
             "rate_limit_pauses": [{"kind": kind, "left_s": round(left_s, 1)}
                                   for kind, left_s in sorted(client.pauses_s().items())],
             "memory": view.memory(self._memory_sizes(now_s), engine_pids),

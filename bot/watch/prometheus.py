@@ -80,6 +80,9 @@ class BotCollector(Collector):
         for kind, count in sorted(client.tally.rate_limited.items()):
             limited.add_metric([kind], count)
         yield limited
+        yield CounterMetricFamily("kibitz_pv_lines_dropped", "PV chat lines never sent: "
+                                  "the moves took the request budget until a newer line "
+                                  "replaced them", value=client.budget.dropped_chat)
         yield GaugeMetricFamily("kibitz_rate_limit_paused_kinds", "Endpoint kinds paused by "
                                 "a 429 now", value=len(client.pauses_s()))
         yield GaugeMetricFamily("kibitz_event_stream_connected", "1 while the event stream "

@@ -160,6 +160,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
                       url: str | None = None,
                       alarm_clock: Callable[[], float] = time.monotonic,
                       watch: Watch | None = None,
+                      arena_clock: Callable[[], float] = time.monotonic,
                       ) -> AsyncIterator[BotRun]:
     """The bot running on `server` (or at `url`, a proxy in front of it) until the block ends,
     then stopped gracefully."""
@@ -177,7 +178,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
     task = asyncio.create_task(run_bot(
         config, url=url or server.url, token=token, stop=stop, handle_signals=False, hooks=hooks,
         metrics=metrics, timings=timings, on_ready=on_ready, alarm_clock=alarm_clock,
-        watch=watch,
+        watch=watch, arena_clock=arena_clock,
     ))
     run = BotRun(server, token, task, stop, metrics, ready, me)
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.game.engines import WARM_UP_TIMEOUT_S
+from bot.engines.pool import WARM_UP_TIMEOUT_S
 from bot.ops.config import dump_config
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer

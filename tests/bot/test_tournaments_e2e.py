@@ -10,10 +10,12 @@ from pathlib import Path
 
 import chess
 import pytest
+from aiohttp import web
 
 from sandbox.accounts import Account
 from sandbox.games import DRAW_OFFER_MIN_PLIES_NO_EARLY_DRAW as NO_EARLY_DRAW_PLIES
 from sandbox.games import Game
+from sandbox.routes import Api
 from sandbox.server import HUMAN_ARENA_SCOPES, SandboxServer
 from sandbox.timers import ManualClock
 from sandbox.tournaments import ArenaSpec
@@ -116,7 +118,8 @@ async def test_a_whole_arena_is_joined_played_and_left(
             robo.release_moves()
             while arena.status != "finished":
                 await step(server, clock)
-            await wait_for(lambda: arena.players[BOT].withdrawn)
+            # A finished arena pairs nobody: lila takes the withdrawal as a no-op
+            # (TournamentApi.withdraw), the bot's summary still says it left.
             # Games still running at the end go on, unscored: let them flag.
             while any(g.playing for g in server.lobby.games.values()):
                 await step(server, clock)
@@ -167,11 +170,21 @@ def _fake_entry() -> str:
 
 @pytest.mark.parametrize("opponent_is_bot", [True, False], ids=["bot", "person"])
 async def test_an_arena_opponent_never_met_gets_the_engine_its_title_picks(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture, opponent_is_bot: bool) -> None:
-    """lila's gameStart names an arena opponent without a title: for an opponent it has never
-    met, the bot asks Lichess (`/api/users/status`) before the `bot` rules pick the engine."""
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+        opponent_is_bot: bool) -> None:
+    """lila's gameStart names an arena opponent without a title, its gameFull with one: for
+    an opponent it has never met, the `bot` rules pick the engine at gameFull, with no
+    lookup (`/api/users/status`) to wait for before the game starts."""
     quiet_logs()
     caplog.set_level(logging.INFO, logger="bot.app")
+    lookups: list[str] = []
+    users_status = Api.users_status
+
+    async def spy_users_status(api: Api, request: web.Request) -> web.StreamResponse:
+        lookups.append(request.query.get("ids", ""))
+        return await users_status(api, request)
+
+    monkeypatch.setattr(Api, "users_status", spy_users_status)
     clock = ManualClock()
     async with SandboxServer(keepalive_s=0.5, clock=clock, limits=UNLIMITED) as server:
         arena_id = server.create_arena(ArenaSpec(clock_limit_s=60, increment_s=0,
@@ -200,6 +213,8 @@ engines:
             clock.advance(STARTS_IN_S)
             await wait_for(lambda: bool(arena.games))
             game_id = arena.games[0]
-            await wait_for(lambda: f"{game_id} starts against" in caplog.text)
+            await wait_for(lambda: f"game {game_id}: {name} is" in caplog.text)
     expected = "vsbot" if opponent_is_bot else "vshuman"
-    assert f"{game_id} starts against {name} on engine {expected}" in caplog.text
+    kind = "a bot" if opponent_is_bot else "no bot"
+    assert f"game {game_id}: {name} is {kind}: engine {expected}" in caplog.text
+    assert [ids for ids in lookups if name in ids] == []

@@ -262,18 +262,20 @@ async def test_a_kept_alive_challenge_ends_its_stream_when_accepted(duel: Duel) 
     assert duel.sandbox.game_record(challenge_id).status == "started"
 
 
-async def test_a_rematch_offer_carries_the_old_game_id_and_starts_a_new_game(
+async def test_a_rematch_offer_names_the_next_game_and_the_old_one(
         duel: Duel) -> None:
     old = await duel.start_game(bot_color="white")
     await duel.bot.post(f"/api/bot/game/{old}/abort")
     async with duel.bot.stream("/api/stream/event") as events:
         offer_id = await duel.sandbox.offer_rematch(old, "human1")
         offer = (await events.until("challenge"))["challenge"]
-        assert offer_id == offer["id"] == offer["rematchOf"] == old
+        # ChallengeMaker.makeRematch: id = Rematches.offer's next game id, rematchOf = old.
+        assert offer_id == offer["id"] != old
+        assert offer["rematchOf"] == old
         assert offer["finalColor"] == "white"  # the human was black
-        await duel.bot.post(f"/api/challenge/{old}/accept")
+        await duel.bot.post(f"/api/challenge/{offer_id}/accept")
         start = (await events.until("gameStart"))["game"]
-    assert start["gameId"] != old
+    assert start["gameId"] == offer_id
     assert start["color"] == "black"
     record = duel.sandbox.game_record(start["gameId"])
     assert (record.white, record.black) == ("human1", "bot1")

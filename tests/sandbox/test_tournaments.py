@@ -11,7 +11,7 @@ from sandbox.accounts import BOARD_PLAY, CHALLENGE_READ, TOURNAMENT_WRITE
 from sandbox.server import SandboxServer
 from sandbox.timers import ManualClock
 from sandbox.tournaments import (
-    JOIN_LIMIT,
+    JOIN_OR_RESUME_LIMIT,
     NO_SUCH_TOURNAMENT,
     ArenaPlayer,
     ArenaSpec,
@@ -43,6 +43,15 @@ def test_arena_sheet_scores_wins_draws_fire_and_berserk() -> None:
     # A draw in under 20 plies scores nothing; a berserk win under 14 plies no bonus.
     assert player.record(0.5, plies=19) == 0
     assert player.record(1.0, berserk=True, plies=13) == 2
+
+
+def test_a_draw_after_a_draw_scores_only_in_a_long_game() -> None:
+    """ArenaSheet.isDrawStreak (losses between the draws do not break the streak) and
+    Pairing.longGame (60 plies in standard)."""
+    player = ArenaPlayer(account=None, rating=1500)  # type: ignore[arg-type]
+    games = [(0.5, 40), (0.0, 40), (0.5, 40), (0.5, 60), (1.0, 40), (0.5, 59), (0.5, 59)]
+    assert [player.record(result, plies=plies) for result, plies in games] == [
+        1, 0, 0, 1, 2, 1, 0]
 
 
 async def test_join_show_and_withdraw_before_the_start(sandbox: SandboxServer,
@@ -101,11 +110,84 @@ async def test_join_needs_a_scope_and_is_rate_limited(sandbox: SandboxServer,
     reply = await reader.post(f"/api/tournament/{arena_id}/join")
     assert reply.status == 403
     human = client(sandbox.add_account("human", bot=False, scopes=HUMAN_SCOPES))
-    for _ in range(JOIN_LIMIT):
+    for _ in range(JOIN_OR_RESUME_LIMIT):
         assert (await human.post(f"/api/tournament/{arena_id}/join")).status == 200
     reply = await human.post(f"/api/tournament/{arena_id}/join")
     assert reply.status == 429
-    assert reply.json()["ratelimit"]["key"] == "tournament.user.join"
+    assert reply.json()["ratelimit"]["key"] == "tournament.user.joinOrResume"
+
+
+async def test_new_joins_cost_credits_by_the_arenas_maker(sandbox: SandboxServer,
+                                                          client: Client,
+                                                          clock: ManualClock) -> None:
+    """TournamentApi.initialJoin: 8 credits an hour; an arena made by a user costs 2, one
+    of lichess's 1; a rejoin costs nothing."""
+    bot = client(sandbox.add_account("bot1", bot=True))
+    by_users = [sandbox.create_arena(ArenaSpec(starts_in_s=600, minutes=120),
+                                     created_by="someone")
+                for _ in range(5)]
+    for arena_id in by_users[:4]:
+        assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
+    reply = await bot.post(f"/api/tournament/{by_users[4]}/join")
+    assert (reply.status, reply.json()) == (400, {
+        "error": "You are joining too many tournaments"})
+    assert (await bot.post(f"/api/tournament/{by_users[0]}/join")).status == 200  # a rejoin
+    clock.advance(3600)
+    assert (await bot.post(f"/api/tournament/{by_users[4]}/join")).status == 200
+    by_lichess = [sandbox.create_arena(ArenaSpec(minutes=120)) for _ in range(6)]
+    for arena_id in by_lichess:
+        assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
+    reply = await bot.post(f"/api/tournament/{sandbox.create_arena()}/join")
+    assert reply.status == 400  # 2 + 6 credits spent this hour
+
+
+async def test_a_withdrawal_from_the_top_7_is_paused(sandbox: SandboxServer, client: Client,
+                                                     clock: ManualClock) -> None:
+    """Pause.scala: 10 s the first time, then estimated game length / 15 x (pauses - 1)
+    within 10 and 120 s; shown as me.pauseDelay; nobody below the top 7 is paused."""
+    # People who are not on their event stream: nobody is paired, the ranks stay.
+    names = [f"player{i}" for i in range(9)]
+    tokens = {name: sandbox.add_account(name, bot=False, scopes=HUMAN_SCOPES)
+              for name in names}
+    arena_id = sandbox.create_arena(ArenaSpec(clock_limit_s=600, increment_s=30,
+                                              minutes=60, starts_in_s=0))
+    for name in names:
+        sandbox.arenas.join(sandbox.account(name), arena_id)
+    clock.advance(0)
+    arena = sandbox.arena(arena_id)
+    top, last = arena.standing()[0].account.id, arena.standing()[-1].account.id
+    leader = client(tokens[top])
+    assert (await leader.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
+    reply = await leader.post(f"/api/tournament/{arena_id}/join")
+    assert (reply.status, reply.json()) == (400, {"error": "Your pause is not over yet"})
+    assert (await leader.get(f"/api/tournament/{arena_id}")).json()["me"]["pauseDelay"] == 10
+    clock.advance(9)
+    assert (await leader.post(f"/api/tournament/{arena_id}/join")).status == 200
+    # The second pause: (600 + 40 x 30) / 15 x 1 = 120 s.
+    assert (await leader.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
+    shown = (await leader.get(f"/api/tournament/{arena_id}")).json()["me"]
+    assert shown["pauseDelay"] == 120 and shown["withdraw"] is True
+    trailer = client(tokens[last])
+    assert (await trailer.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
+    assert (await trailer.post(f"/api/tournament/{arena_id}/join")).status == 200
+
+
+async def test_a_playban_refuses_joins_and_withdraws(sandbox: SandboxServer, client: Client,
+                                                     clock: ManualClock) -> None:
+    token = sandbox.add_account("bot1", bot=True)
+    bot = client(token)
+    arena_id = sandbox.create_arena(ArenaSpec(starts_in_s=0, minutes=60))
+    assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
+    sandbox.arenas.playban(sandbox.account("bot1"), 5)
+    assert sandbox.arena(arena_id).players["bot1"].withdrawn
+    reply = await bot.post(f"/api/tournament/{arena_id}/join")
+    assert reply.status == 403
+    assert reply.json() == {"error": "Banned from playing for 5 minutes. Reason: Too many "
+                            "aborts, unplayed games, or rage quits.", "minutes": 5}
+    clock.advance(90)
+    assert (await bot.post(f"/api/tournament/{arena_id}/join")).json()["minutes"] == 3
+    clock.advance(210)
+    assert (await bot.post(f"/api/tournament/{arena_id}/join")).status == 200
 
 
 async def test_pairs_waiting_players_scores_results_and_ends_on_time(
@@ -124,10 +206,14 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     assert len(arena.games) == 1
     first = sandbox.game(arena.games[0])
     assert first.source == "arena" and first.tournament_id == arena_id
-    assert {"noAbort", "noEarlyDraw"} <= first.rules
+    # Mandatory (Game.isMandatory), with no challenge rules: no abort, draws offered freely.
+    assert first.rules == frozenset() and first.mandatory and not first.abortable
+    assert first.drawable  # Game.drawable: playable && !abortable, from the first ply
     white = first.players[chess.WHITE].username
     sandbox.end_game(first.id, "resign", "white")
     online(sandbox, "bob")
+    clock.advance(14)  # an arena under 50 players is paired every 15 s
+    assert len(arena.games) == 1
     clock.advance(1)
     assert len(arena.games) == 3
     scores = {p.account.username: p.score for p in arena.players.values()}
@@ -140,7 +226,7 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     for game_id in arena.games[1:]:
         sandbox.end_game(game_id, "draw", None)
     arenas.withdraw(sandbox.account("bob"), arena_id)
-    clock.advance(1)
+    clock.advance(15)
     assert arena.players["bob"].withdrawn
     assert all("bob" not in {p.id for p in sandbox.game(g).players.values()}
                for g in arena.games[3:])
@@ -155,7 +241,8 @@ async def test_pairs_waiting_players_scores_results_and_ends_on_time(
     assert shown["me"]["rank"] == arena.rank_of("bot1")
 
 
-async def test_bots_at_their_daily_cap_are_not_paired_with_bots(clock: ManualClock) -> None:
+async def test_bots_at_their_daily_cap_are_still_paired(clock: ManualClock) -> None:
+    """BotLimit is read on challenges only: arena pairing pays it no heed."""
     from sandbox.ratelimit import RateLimits
     server = SandboxServer(clock=clock, limits=RateLimits(bot_games_per_day=1))
     await server.start()
@@ -165,14 +252,15 @@ async def test_bots_at_their_daily_cap_are_not_paired_with_bots(clock: ManualClo
         arena_id = server.create_arena(ArenaSpec(starts_in_s=0))
         for name in ("bot1", "bot2", "bot3"):
             server.arenas.join(server.account(name), arena_id)
-        online(server, "bot1", "bot2", "bot3")
         clock.advance(0.5)
         arena = server.arena(arena_id)
         assert len(arena.games) == 1
         server.end_game(arena.games[0], "draw", None)
-        clock.advance(1)
-        # bot1 and bot2 used their one bot game of the day; bot3 may not play them.
-        assert len(arena.games) == 1
+        clock.advance(15)
+        # bot1 and bot2 used their one bot game of the day, and play on (bots are paired
+        # whether or not their event stream is open).
+        assert len(arena.games) == 2
+        assert server.lobby.limiters.bot_games.wait_s("bot1") > 0
     finally:
         await server.stop()
 
@@ -235,3 +323,37 @@ async def test_a_player_who_does_not_start_is_withdrawn(sandbox: SandboxServer,
     assert arena.players[white].withdrawn
     assert not arena.players[game.players[chess.BLACK].id].withdrawn
     assert sandbox.arenas.json(arena, None)["botsAllowed"] is True
+    no_bots = sandbox.arena(sandbox.create_arena(ArenaSpec(allow_bots=False)))
+    assert "botsAllowed" not in sandbox.arenas.json(no_bots, None)
+
+
+async def test_a_finished_arena_is_not_joined(sandbox: SandboxServer, client: Client,
+                                              clock: ManualClock) -> None:
+    bot = client(sandbox.add_account("bot1", bot=True))
+    arena_id = sandbox.create_arena(ArenaSpec(minutes=1))
+    clock.advance(61)
+    reply = await bot.post(f"/api/tournament/{arena_id}/join")
+    assert (reply.status, reply.json()) == (400, {"error": "This tournament no longer exists"})
+
+
+async def test_pairing_cadence_follows_the_arenas_size(sandbox: SandboxServer,
+                                                       clock: ManualClock) -> None:
+    """StartedOrganizer: under 50 players every 15 s, from 50 every 2 s."""
+    for size, paired_again_after_s in ((4, 15), (50, 2)):
+        names = [f"b{size}x{i}" for i in range(size)]
+        for name in names:
+            sandbox.add_account(name, bot=True)
+        arena_id = sandbox.create_arena(ArenaSpec(minutes=60, starts_in_s=0))
+        for name in names:
+            sandbox.arenas.join(sandbox.account(name), arena_id)
+        clock.advance(0)
+        arena = sandbox.arena(arena_id)
+        assert len(arena.games) == size // 2  # paired at the start
+        for game_id in arena.games:
+            sandbox.end_game(game_id, "draw", None)
+        clock.advance(paired_again_after_s - 1)
+        assert len(arena.games) == size // 2, size
+        clock.advance(1)
+        assert len(arena.games) == size, size
+        for game_id in arena.games:
+            sandbox.end_game(game_id, "draw", None)

@@ -164,6 +164,8 @@ function drawService(s) {
        : `Lichess allows ${s.bot_games_per_day} a day`);
   fact(dl, "requests", `${s.requests_last_minute} in the last minute (budget ` +
        `${s.requests_per_minute}/min), ${s.rate_limited} rate-limited`);
+  // Moves go first: when they take the whole budget, PV lines are replaced unsent.
+  fact(dl, "PV lines dropped for the budget", s.pv_lines_dropped);
   fact(dl, "paused", s.rate_limit_pauses.length
        ? s.rate_limit_pauses.map(p => `${p.kind} ${p.left_s}s`).join(", ") : "none");
   const mem = s.memory;

@@ -210,6 +210,7 @@ async def test_metrics_parse_and_name_things_as_prometheus_does(client: Lichess)
     client.tally.request("move:Qa7bX1pz")
     client.tally.request("move:other")
     client.tally.too_many("challenge:accept")
+    client.budget.dropped_chat = 3
     registry = registry_for(bot, uptime_s=lambda: 12.5, memory=lambda: {1: 100, 2: 50})
     text = generate_latest(registry).decode()
     assert TOKEN not in text
@@ -226,6 +227,7 @@ async def test_metrics_parse_and_name_things_as_prometheus_does(client: Lichess)
                    (("decision", "declined"), ("reason", "timeControl"))] == 1
     assert samples["kibitz_requests_total", (("kind", "move"),)] == 2
     assert samples["kibitz_rate_limited_total", (("kind", "challenge:accept"),)] == 1
+    assert samples["kibitz_pv_lines_dropped_total", ()] == 3
     assert samples["kibitz_process_tree_memory_bytes", ()] == 150
     assert samples["kibitz_games_in_progress", ()] == 1
     assert samples["kibitz_up_seconds", ()] == 12.5
