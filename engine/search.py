@@ -884,7 +884,9 @@ class Searcher:
         self.helper_stop = np.zeros(1, dtype=np.int64)
         self.net: nnue.Net | None = None
         self.net16, self.net_meta = nnue.no_net()
-        self.helper_tables: list[SearchTables] = []  # allocated once per thread count
+        # allocated once per thread count: each helper's tables and its copy of the root
+        self.helper_tables: list[SearchTables] = []
+        self.helper_roots: list[Position] = []
         self.helper_threads: list[threading.Thread] = []  # alive only during ``think``
         self.set_threads(threads)
 
@@ -898,8 +900,10 @@ class Searcher:
             raise ValueError(f"threads must be at least 1, got {threads}")
         hidden = 0 if self.net is None else self.net.hidden
         del self.helper_tables[threads - 1 :]
+        del self.helper_roots[threads - 1 :]
         while len(self.helper_tables) < threads - 1:
             self.helper_tables.append(SearchTables(acc=nnue.new_accumulators(hidden)))
+            self.helper_roots.append(Position())
 
     def _all_tables(self) -> list[SearchTables]:
         return [self.tables, *self.helper_tables]
@@ -1149,7 +1153,9 @@ class Searcher:
         main = self.tables
         self.helper_stop[0] = 0
         lines: list[_Line] = []
-        for index, t in enumerate(self.helper_tables, start=1):
+        for index, (t, root) in enumerate(zip(self.helper_tables, self.helper_roots, strict=True),
+                                          start=1):
+            root.copy_from(position)
             t.root_moves[:] = main.root_moves
             t.info[:] = 0
             for slot in (I_GENERATION, I_NODE_LIMIT, I_ROOT_MOVES):
@@ -1159,7 +1165,7 @@ class Searcher:
             lines.append(line)
             thread = threading.Thread(
                 target=self._help,
-                args=(index, t, position.copy(), max_depth, line),
+                args=(index, t, root, max_depth, line),
                 name=f"{HELPER_THREAD_NAME}-{index}",
                 daemon=True,
             )

@@ -317,6 +317,7 @@ def test_quit_during_a_search_with_helpers_ends_them() -> None:
     assert not _helpers_alive()
 
 
+@pytest.mark.skipif(max_threads() < 2, reason="Threads allows one per core: 2 need 2 cores")
 def test_uci_transcript_with_two_threads() -> None:
     process = UciProcess()
     try:
