@@ -843,6 +843,7 @@ class SearchResult:
     depth: int
     nodes: int
     pv: tuple[str, ...]
+    thread: int = 0  # whose line it is: 0 the main thread, i helper thread i
 
 
 _NO_NET = nnue.no_net()  # the arrays of the hand-written evaluation, shared read-only
@@ -858,6 +859,7 @@ class _Line:
     texts: tuple[str, ...]
     score: int = 0
     depth: int = 0  # 0: no iteration completed
+    thread: int = 0  # 0: the main thread, i: helper thread i
 
 
 def skips_depth(helper: int, depth: int) -> bool:
@@ -1088,7 +1090,7 @@ class Searcher:
             report(self._iteration(best.depth, best.score, "", started_s, best.texts))
         ponder = best.texts[1] if len(best.texts) > 1 else None
         return SearchResult(
-            best.texts[0], ponder, best.score, best.depth, self.nodes(), best.texts
+            best.texts[0], ponder, best.score, best.depth, self.nodes(), best.texts, best.thread
         )
 
     def _deepen(
@@ -1161,7 +1163,7 @@ class Searcher:
             for slot in (I_GENERATION, I_NODE_LIMIT, I_ROOT_MOVES):
                 t.info[slot] = main.info[slot]
             t.pv_len.fill(0)
-            line = _Line([], ())
+            line = _Line([], (), thread=index)
             lines.append(line)
             thread = threading.Thread(
                 target=self._help,

@@ -23,6 +23,7 @@ from engine.params import DEFAULT_EVAL_FILE
 from engine.search import (
     HELPER_THREAD_NAME,
     I_NODES,
+    Iteration,
     Searcher,
     SearchResult,
     SearchTables,
@@ -78,13 +79,20 @@ def test_threads_play_a_legal_move_in_random_positions(searcher: Searcher) -> No
     # node limits (shared by the threads) stop the main thread at any point of an iteration,
     # and let a helper that went deeper supply the move
     boards = random.Random(48).sample(random_boards(48, 20, False, 120), 200)
+    from_helpers = 0
     for number, board in enumerate(boards):
         position = Position.from_fen(board.fen())
         limits = GoLimits(nodes=1000 + 500 * (number % 5))
-        result = searcher.think(position, limits, UNLIMITED, time.monotonic(), lambda _: None)
+        iterations: list[Iteration] = []
+        result = searcher.think(position, limits, UNLIMITED, time.monotonic(), iterations.append)
         _assert_legal_result(board, result)
         assert result.nodes <= limits.nodes + searcher.threads * 1024  # type: ignore[operator]
         assert not searcher.helper_threads and not _helpers_alive()
+        if result.thread > 0:  # the helper's line is reported last, as the move played
+            from_helpers += 1
+            assert (iterations[-1].depth, iterations[-1].pv) == (result.depth, result.pv)
+    # about one search in twenty plays a helper's move (10 and 11 of 200 when measured)
+    assert from_helpers > 0
 
 
 def test_nodes_are_summed_over_the_threads() -> None:
