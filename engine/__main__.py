@@ -19,8 +19,15 @@ def main() -> None:
         from engine.params import DEFAULT_EVAL_FILE
 
         eval_file = DEFAULT_EVAL_FILE  # --evalfile '' benches the hand-written evaluation
-        if len(args) >= 3 and args[-2] == "--evalfile":
-            eval_file = args[-1].strip()
+        threads = 1
+        while len(args) >= 3 and args[-2] in ("--evalfile", "--threads"):
+            if args[-2] == "--evalfile":
+                eval_file = args[-1].strip()
+            elif not args[-1].isdigit() or int(args[-1]) < 1:
+                sys.exit(f"kibitz-engine bench: --threads needs a positive integer, "
+                         f"got {args[-1]!r}")
+            else:
+                threads = int(args[-1])
             args = args[:-2]
         net = None
         if eval_file not in ("", "<empty>"):
@@ -29,14 +36,14 @@ def main() -> None:
             except NetFileError as exc:
                 sys.exit(f"kibitz-engine bench: {exc}")
         if len(args) > 2:
-            sys.exit("usage: kibitz-engine bench [depth] [--evalfile NET]")
+            sys.exit("usage: kibitz-engine bench [depth] [--threads N] [--evalfile NET]")
         try:
             depth = int(args[1]) if len(args) == 2 else DEFAULT_DEPTH
         except ValueError:
             sys.exit(f"kibitz-engine bench: depth must be an integer, got {args[1]!r}")
         if not 1 <= depth <= 64:
             sys.exit(f"kibitz-engine bench: depth must be 1-64, got {depth}")
-        run_bench(depth, net=net)
+        run_bench(depth, net=net, threads=threads)
         return
     if args[0] == "host" and len(args) == 4 and args[2] == "--evalfile":
         from engine.forkserver import HostError
@@ -63,7 +70,7 @@ def main() -> None:
         from engine.launcher import main as launcher_main
 
         sys.exit(launcher_main(args[1]))
-    sys.exit("usage: kibitz-engine [bench [depth] [--evalfile NET] | host SOCKET | "
+    sys.exit("usage: kibitz-engine [bench [depth] [--threads N] [--evalfile NET] | host SOCKET | "
              "connect SOCKET]  "
              f"(unknown argument {args[0]!r})")
 

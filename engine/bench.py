@@ -1,8 +1,11 @@
-"""``kibitz-engine bench [depth]``: a fixed search of fixed positions, for speed and a signature.
+"""``kibitz-engine bench [depth] [--threads N]``: a fixed search of fixed positions, for speed
+and a signature.
 
 Every position is searched to the same depth from an empty transposition table, so the total
 node count depends only on the search and evaluation code: it changes exactly when they change
-(record it in commit messages).  Nodes per second measure speed on this machine.
+(record it in commit messages).  Nodes per second measure speed on this machine.  With more
+than one thread the node count varies from run to run (the threads race through the shared
+table): it is the signature only with one.
 """
 
 from __future__ import annotations
@@ -68,10 +71,13 @@ BENCH_FENS: tuple[str, ...] = (
 
 
 def run_bench(
-    depth: int = DEFAULT_DEPTH, out: TextIO | None = None, net: Net | None = None
+    depth: int = DEFAULT_DEPTH,
+    out: TextIO | None = None,
+    net: Net | None = None,
+    threads: int = 1,
 ) -> tuple[int, int]:
-    """Search every bench position to ``depth`` (with ``net``, else the hand-written
-    evaluation); print the totals; return (nodes, nps)."""
+    """Search every bench position to ``depth`` with ``threads`` threads (with ``net``, else
+    the hand-written evaluation); print the totals; return (nodes, nps)."""
     stream = out if out is not None else sys.stdout
     warm_up()
     total_nodes = 0
@@ -79,13 +85,13 @@ def run_bench(
     total_cpu_s = 0.0
     limits = GoLimits(depth=depth)
     for number, fen in enumerate(BENCH_FENS, start=1):
-        searcher = Searcher(BENCH_HASH_MB)
+        searcher = Searcher(BENCH_HASH_MB, threads)
         searcher.set_net(net)
         position = Position.from_fen(fen)
         started = time.monotonic()
-        cpu_started = time.thread_time()
+        cpu_started = time.process_time()
         result = searcher.think(position, limits, TimeBudget(None, None), started, lambda _: None)
-        total_cpu_s += time.thread_time() - cpu_started
+        total_cpu_s += time.process_time() - cpu_started
         total_s += time.monotonic() - started
         total_nodes += result.nodes
         print(
@@ -95,12 +101,13 @@ def run_bench(
             flush=True,
         )
     nps = int(total_nodes / total_s) if total_s > 0 else 0
-    # CPU time of the searching thread: the speed without other processes' share of the cores
+    # CPU time of the search threads: the speed per core without other processes' share of it
     cpu_nps = int(total_nodes / total_cpu_s) if total_cpu_s > 0 else 0
     print("=" * 40, file=stream)
     print(f"Total time (ms) : {int(total_s * 1000)}", file=stream)
     print(f"CPU nodes/second: {cpu_nps}", file=stream)
     print(f"Evaluation      : {'net ' + net.hash if net else 'hand-written'}", file=stream)
+    print(f"Threads         : {threads}", file=stream)
     print(f"Nodes searched  : {total_nodes}", file=stream)
     print(f"Nodes/second    : {nps}", file=stream, flush=True)
     return total_nodes, nps

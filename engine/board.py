@@ -778,6 +778,13 @@ class Position:
         other.meta = self.meta.copy()
         return other
 
+    def copy_from(self, other: Position) -> None:
+        """Become a copy of ``other`` in this position's own arrays, allocating nothing."""
+        np.copyto(self.board, other.board)
+        np.copyto(self.stack, other.stack)
+        np.copyto(self.keys, other.keys)
+        np.copyto(self.meta, other.meta)
+
     # -- state -----------------------------------------------------------------------------------
 
     @property

@@ -147,6 +147,14 @@ HILL_KING_DISTANCE_CP = (0, 120, 50, 15)
 # --- search plumbing -------------------------------------------------------------------------
 STOP_CHECK_NODES = 1023  # the stop flag and node limit are read every 1024 nodes
 
+# --- threads (Lazy SMP) ----------------------------------------------------------------------
+DEFAULT_THREADS = 1
+# Helper thread i (1, 2, ...) skips the iterations whose depth d has an odd
+# (d + SMP_SKIP_PHASE[k]) // SMP_SKIP_SIZE[k], k = (i - 1) % 20: the helpers spread over the
+# depths around the main thread's instead of all searching the same tree (Stockfish 10's table).
+SMP_SKIP_SIZE = (1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4)
+SMP_SKIP_PHASE = (0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7)
+
 # --- time management (milliseconds) ----------------------------------------------------------
 DEFAULT_MOVE_OVERHEAD_MS = 30
 MOVES_TO_GO_DEFAULT = 30  # the horizon assumed in sudden-death time controls

@@ -83,6 +83,7 @@ from engine.params import (
     ASPIRATION_WINDOW_CP,
     CONT_PRUNING_MAX_DEPTH,
     COUNTER_HISTORY_LIMIT,
+    DEFAULT_THREADS,
     DELTA_MARGIN_CP,
     DRAW_SCORE,
     FOLLOW_UP_HISTORY_LIMIT,
@@ -117,6 +118,8 @@ from engine.params import (
     REVERSE_FUTILITY_MAX_DEPTH,
     SEE_PRUNING_MAX_DEPTH,
     SINGLE_MOVE_DEPTH,
+    SMP_SKIP_PHASE,
+    SMP_SKIP_SIZE,
     STOP_CHECK_NODES,
 )
 from engine.timeman import GoLimits, IterationClock, TimeBudget
@@ -840,34 +843,85 @@ class SearchResult:
     depth: int
     nodes: int
     pv: tuple[str, ...]
+    thread: int = 0  # whose line it is: 0 the main thread, i helper thread i
 
 
 _NO_NET = nnue.no_net()  # the arrays of the hand-written evaluation, shared read-only
 
+HELPER_THREAD_NAME = "search-helper"  # helper thread i is named "search-helper-i"
+
+
+@dataclass
+class _Line:
+    """The line a search thread would play: its moves, and the deepest iteration it completed."""
+
+    moves: list[int]
+    texts: tuple[str, ...]
+    score: int = 0
+    depth: int = 0  # 0: no iteration completed
+    thread: int = 0  # 0: the main thread, i: helper thread i
+
+
+def skips_depth(helper: int, depth: int) -> bool:
+    """Whether helper thread ``helper`` (1, 2, ...) leaves the iteration of ``depth`` out."""
+    k = (helper - 1) % len(SMP_SKIP_SIZE)
+    return ((depth + SMP_SKIP_PHASE[k]) // SMP_SKIP_SIZE[k]) % 2 == 1
+
 
 class Searcher:
-    """Owns the transposition table and the heuristics tables across the moves of a game."""
+    """Owns the transposition table and the heuristics tables across the moves of a game.
 
-    def __init__(self, hash_mb: int = tt.DEFAULT_HASH_MB,
+    With ``threads`` above one, ``think`` runs Lazy SMP: helper threads search the same root
+    at once with the shared table (compiled code without the GIL, so they run in parallel),
+    each with its own tables; the calling thread is the main thread, which alone reports and
+    decides when to stop, and no helper outlives ``think``.
+    """
+
+    def __init__(self, hash_mb: int = tt.DEFAULT_HASH_MB, threads: int = DEFAULT_THREADS,
                  abandon: threading.Event | None = None) -> None:
         self.tt_table = tt.new_table(hash_mb, abandon)
         self._table_empty = True  # nothing searched since the table was last emptied
         self.tables = SearchTables()
         self.generation = 0
         self.stop = np.zeros(1, dtype=np.int64)
+        # the helpers' stop flag: set by the main thread once it stops, for whatever reason
+        self.helper_stop = np.zeros(1, dtype=np.int64)
         self.net: nnue.Net | None = None
         self.net16, self.net_meta = nnue.no_net()
+        # allocated once per thread count: each helper's tables and its copy of the root
+        self.helper_tables: list[SearchTables] = []
+        self.helper_roots: list[Position] = []
+        self.helper_threads: list[threading.Thread] = []  # alive only during ``think``
+        self.set_threads(threads)
+
+    @property
+    def threads(self) -> int:
+        return 1 + len(self.helper_tables)
+
+    def set_threads(self, threads: int) -> None:
+        """Search with ``threads`` threads from the next ``think`` on (not during one)."""
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
+        hidden = 0 if self.net is None else self.net.hidden
+        del self.helper_tables[threads - 1 :]
+        del self.helper_roots[threads - 1 :]
+        while len(self.helper_tables) < threads - 1:
+            self.helper_tables.append(SearchTables(acc=nnue.new_accumulators(hidden)))
+            self.helper_roots.append(Position())
+
+    def _all_tables(self) -> list[SearchTables]:
+        return [self.tables, *self.helper_tables]
 
     def set_net(self, net: nnue.Net | None) -> None:
         """Evaluate with ``net`` (shared, read-only), or with the hand-written terms (None)."""
         self.net = net
         if net is None:
             self.net16, self.net_meta = nnue.no_net()
-            self.tables.acc = nnue.new_accumulators(0)
         else:
             self.net16, self.net_meta = net.net16, net.net_meta
-            self.tables.acc = nnue.new_accumulators(net.hidden)
-        self.tables.eval_cache.fill(0)  # its scores came from the other evaluation
+        for t in self._all_tables():
+            t.acc = nnue.new_accumulators(0 if net is None else net.hidden)
+            t.eval_cache.fill(0)  # its scores came from the other evaluation
 
     # -- table management ----------------------------------------------------------------------
     def resize(self, hash_mb: int, abandon: threading.Event | None = None) -> None:
@@ -884,20 +938,32 @@ class Searcher:
         """
         if not self._table_empty:
             self._table_empty = tt.clear(self.tt_table, abandon)
-        self.tables.clear()
+        for t in self._all_tables():
+            t.clear()
         self.generation = 0
 
     def hashfull(self) -> int:
         return int(tt.hashfull(self.tt_table, self.generation))
 
+    def nodes(self) -> int:
+        """The nodes of the running (or last) search, summed over its threads."""
+        return sum(int(t.info[I_NODES]) for t in self._all_tables())
+
     # -- searching -------------------------------------------------------------------------------
     def request_stop(self) -> None:
         self.stop[0] = 1
 
-    def _window(self, position: Position, depth: int, alpha: int, beta: int) -> int:
+    def _window(
+        self,
+        position: Position,
+        t: SearchTables,
+        stop: Int64Array,
+        depth: int,
+        alpha: int,
+        beta: int,
+    ) -> int:
         self._table_empty = False  # the search stores what it finds
         board, stack, keys, meta = position.arrays
-        t = self.tables
         net16, net_meta = self.net16, self.net_meta
         if self.net is not None:
             row = int(meta[M_PLY])
@@ -911,19 +977,56 @@ class Searcher:
                 board, stack, keys, meta, self.tt_table, t.moves, t.move_scores,
                 t.killers, t.history, t.counters, t.cont_history, t.ply_moves, t.capture_history,
                 t.pv, t.pv_len,
-                t.evals, t.info, self.stop, t.scratch, t.eval_cache, t.see_buf,
+                t.evals, t.info, stop, t.scratch, t.eval_cache, t.see_buf,
                 net16, net_meta, t.acc, t.root_moves, depth, alpha, beta,
             )
         )
 
-    def _pv_text(self, position: Position) -> tuple[list[int], tuple[str, ...]]:
-        """The root PV as moves and UCI text, checked move by move for legality.
+    def _iterate(
+        self,
+        position: Position,
+        t: SearchTables,
+        stop: Int64Array,
+        depth: int,
+        score: int,
+        on_fail: Callable[[int, str], None] | None,
+    ) -> int | None:
+        """One iteration in aspiration windows around ``score`` (the last iteration's): its
+        exact score, or None when the search stopped.  ``on_fail(score, bound)`` hears of each
+        window the score fell outside of."""
+        # Aspiration windows: search a narrow window around the last score first.
+        delta = ASPIRATION_WINDOW_CP
+        if depth >= ASPIRATION_MIN_DEPTH and abs(score) < MATE_BOUND:
+            alpha, beta = max(score - delta, -INFINITE), min(score + delta, INFINITE)
+        else:
+            alpha, beta = -INFINITE, INFINITE
+        while True:
+            value = self._window(position, t, stop, depth, alpha, beta)
+            if t.info[I_STOPPED]:
+                return None
+            if value <= alpha:
+                bound = "upperbound"
+                beta = (alpha + beta) // 2
+                alpha = max(value - delta, -INFINITE)
+            elif value >= beta:
+                bound = "lowerbound"
+                beta = min(value + delta, INFINITE)
+            else:
+                return value
+            delta *= ASPIRATION_GROWTH
+            if delta > ASPIRATION_MAX_DELTA_CP:
+                alpha, beta = -INFINITE, INFINITE
+            if on_fail is not None:
+                on_fail(value, bound)
+
+    def _pv_text(self, position: Position, t: SearchTables) -> tuple[list[int], tuple[str, ...]]:
+        """The root PV of ``t`` as moves and UCI text, checked move by move for legality.
 
         The line is walked on ``position`` itself and taken back: a copy of its 2,048-ply
         stack cost more than a short search (self-play data at a few thousand nodes).  The
         line is no longer than a search path, which the stack always has room for.
         """
-        line = [int(m) for m in self.tables.pv[0, : self.tables.pv_len[0]]]
+        line = [int(m) for m in t.pv[0, : t.pv_len[0]]]
         board, stack, keys, meta = position.arrays
         texts: list[str] = []
         moves: list[int] = []
@@ -953,7 +1056,8 @@ class Searcher:
         ``position`` is searched in place and returned to its state on exit.  ``started_s`` is
         the ``time.monotonic()`` at which thinking started (for nps and the soft limit);
         ``clock_started``, when given, returns the time the clock started instead, or None
-        while it has not (pondering starts it at ``ponderhit``).
+        while it has not (pondering starts it at ``ponderhit``).  A node limit is shared
+        evenly between the threads.
         """
         t = self.tables
         legal = position.legal_moves()
@@ -975,63 +1079,72 @@ class Searcher:
         self.generation = (self.generation + 1) % tt.GENERATION_CYCLE
         t.info[:] = 0
         t.info[I_GENERATION] = self.generation
-        t.info[I_NODE_LIMIT] = limits.nodes or 0
+        t.info[I_NODE_LIMIT] = -(-(limits.nodes or 0) // self.threads)  # rounded up
         t.info[I_ROOT_MOVES] = len(legal) if limits.searchmoves and legal else 0
         t.pv_len.fill(0)
-        iteration_clock = IterationClock(budget)
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
         if limits.mate is not None:  # deeper than this a mate in ``mate`` is not looked for
             max_depth = min(max_depth, 2 * limits.mate + MATE_SEARCH_EXTRA_PLIES)
-        best_moves: list[int] = [legal[0]]
-        best_texts: tuple[str, ...] = (position.move_to_uci(legal[0]),)
-        best_score = 0
-        completed_depth = 0
+        helper_lines = self._start_helpers(position, max_depth)
+        try:
+            line = self._deepen(
+                position, limits, budget, started_s, report, clock_started, legal, max_depth
+            )
+        finally:
+            self._stop_helpers()
+        # A helper that completed a deeper iteration with a better score plays its move.
+        best = line
+        for helper in helper_lines:
+            if helper.depth > best.depth and helper.score > best.score and helper.texts:
+                best = helper
+        if best is not line:
+            report(self._iteration(best.depth, best.score, "", started_s, best.texts))
+        ponder = best.texts[1] if len(best.texts) > 1 else None
+        return SearchResult(
+            best.texts[0], ponder, best.score, best.depth, self.nodes(), best.texts, best.thread
+        )
+
+    def _deepen(
+        self,
+        position: Position,
+        limits: GoLimits,
+        budget: TimeBudget,
+        started_s: float,
+        report: Callable[[Iteration], None],
+        clock_started: Callable[[], float | None] | None,
+        legal: list[int],
+        max_depth: int,
+    ) -> _Line:
+        """The main thread's iterative deepening: it reports, and it decides when to stop."""
+        t = self.tables
+        iteration_clock = IterationClock(budget)
+        best = _Line([legal[0]], (position.move_to_uci(legal[0]),))
+
+        def on_fail(value: int, bound: str) -> None:
+            # the line is read once, for the best move and the info line alike
+            moves, texts = self._pv_text(position, t)
+            if bound == "lowerbound" and t.info[I_ROOT_UPDATED]:
+                best.moves, best.texts = moves, texts
+            report(self._iteration(int(t.info[I_ITERATION]), value, bound, started_s, texts))
+
         score = 0
         for depth in range(1, max_depth + 1):
             t.info[I_ITERATION] = depth
             t.info[I_SELDEPTH] = 0
-            # Aspiration windows: search a narrow window around the last score first.
-            delta = ASPIRATION_WINDOW_CP
-            if depth >= ASPIRATION_MIN_DEPTH and abs(score) < MATE_BOUND:
-                alpha, beta = max(score - delta, -INFINITE), min(score + delta, INFINITE)
-            else:
-                alpha, beta = -INFINITE, INFINITE
-            while True:
-                value = self._window(position, depth, alpha, beta)
-                if t.info[I_STOPPED]:
-                    break
-                if value <= alpha:
-                    bound = "upperbound"
-                    beta = (alpha + beta) // 2
-                    alpha = max(value - delta, -INFINITE)
-                elif value >= beta:
-                    bound = "lowerbound"
-                    beta = min(value + delta, INFINITE)
-                else:
-                    score = value
-                    break
-                delta *= ASPIRATION_GROWTH
-                if delta > ASPIRATION_MAX_DELTA_CP:
-                    alpha, beta = -INFINITE, INFINITE
-                # the line is read once, for the best move and the info line alike
-                moves, texts = self._pv_text(position)
-                if bound == "lowerbound" and t.info[I_ROOT_UPDATED]:
-                    best_moves, best_texts = moves, texts
-                report(self._iteration(depth, value, bound, started_s, texts))
-            stopped = bool(t.info[I_STOPPED])
-            if stopped:
+            value = self._iterate(position, t, self.stop, depth, score, on_fail)
+            if value is None:  # stopped
                 if t.info[I_ROOT_UPDATED]:
-                    moves, texts = self._pv_text(position)
+                    moves, texts = self._pv_text(position, t)
                     if moves:
-                        best_moves, best_texts = moves, texts
+                        best.moves, best.texts = moves, texts
                 break
-            completed_depth = depth
-            moves, texts = self._pv_text(position)
+            score = value
+            moves, texts = self._pv_text(position, t)
             if moves:
-                best_moves, best_texts = moves, texts
-            best_score = score
+                best.moves, best.texts = moves, texts
+            best.score, best.depth = score, depth
             report(self._iteration(depth, score, "", started_s, texts))
-            iteration_clock.record_iteration(best_moves[0])
+            iteration_clock.record_iteration(best.moves[0])
             if limits.mate is not None and score >= MATE - 2 * limits.mate + 1:
                 break
             if abs(score) >= MATE_BOUND and depth >= MATE - abs(score) + 2:
@@ -1045,10 +1158,60 @@ class Searcher:
                 break
             if self.stop[0]:
                 break
-        ponder = best_texts[1] if len(best_texts) > 1 else None
-        return SearchResult(
-            best_texts[0], ponder, best_score, completed_depth, int(t.info[I_NODES]), best_texts
-        )
+        return best
+
+    # -- helper threads ------------------------------------------------------------------------
+    def _start_helpers(self, position: Position, max_depth: int) -> list[_Line]:
+        """Start a thread per helper on a copy of the root, set up as the main thread's."""
+        main = self.tables
+        self.helper_stop[0] = 0
+        lines: list[_Line] = []
+        for index, (t, root) in enumerate(zip(self.helper_tables, self.helper_roots, strict=True),
+                                          start=1):
+            root.copy_from(position)
+            t.root_moves[:] = main.root_moves
+            t.info[:] = 0
+            for slot in (I_GENERATION, I_NODE_LIMIT, I_ROOT_MOVES):
+                t.info[slot] = main.info[slot]
+            t.pv_len.fill(0)
+            line = _Line([], (), thread=index)
+            lines.append(line)
+            thread = threading.Thread(
+                target=self._help,
+                args=(index, t, root, max_depth, line),
+                name=f"{HELPER_THREAD_NAME}-{index}",
+                daemon=True,
+            )
+            self.helper_threads.append(thread)
+            thread.start()
+        return lines
+
+    def _help(
+        self, index: int, t: SearchTables, position: Position, max_depth: int, line: _Line
+    ) -> None:
+        """A helper's iterative deepening, until the main thread stops it or ``max_depth``."""
+        score = 0
+        for depth in range(1, max_depth + 1):
+            if skips_depth(index, depth):
+                continue
+            t.info[I_ITERATION] = depth
+            t.info[I_SELDEPTH] = 0
+            value = self._iterate(position, t, self.helper_stop, depth, score, None)
+            if value is None:
+                return
+            score = value
+            moves, texts = self._pv_text(position, t)
+            if moves:
+                line.moves, line.texts, line.score, line.depth = moves, texts, score, depth
+            if self.helper_stop[0]:
+                return
+
+    def _stop_helpers(self) -> None:
+        """Stop every helper and wait until it has ended."""
+        self.helper_stop[0] = 1
+        for thread in self.helper_threads:
+            thread.join()
+        self.helper_threads.clear()
 
     def _iteration(
         self, depth: int, score: int, bound: str, started_s: float, texts: tuple[str, ...]
@@ -1060,7 +1223,7 @@ class Searcher:
             seldepth=max(int(t.info[I_SELDEPTH]), depth),
             score=score,
             bound=bound,
-            nodes=int(t.info[I_NODES]),
+            nodes=self.nodes(),
             time_ms=int((time.monotonic() - started_s) * 1000),
             hashfull=self.hashfull(),
             pv=texts,

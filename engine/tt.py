@@ -1,11 +1,12 @@
 """Transposition table: Zobrist-keyed buckets of packed entries in one numpy array.
 
-Layout: one ``uint64`` array of word pairs, the full Polyglot key of the stored position and
-its packed data word.  Entries are grouped in buckets of ``BUCKET_SIZE`` consecutive pairs; the
-low bits of the key pick the bucket.  The number of entries is a power of two so the bucket index
-is a mask, never a division.  Cache-line buckets: a bucket is 64 bytes and the array starts on a
-64-byte boundary, so a probe and the store after it touch one cache line (keys and data in two
-arrays cost a memory access each, and half the buckets of an unaligned array straddle two lines).
+Layout: one ``uint64`` array of word pairs, the full Polyglot key of the stored position XOR its
+packed data word, then the data word.  Entries are grouped in buckets of ``BUCKET_SIZE``
+consecutive pairs; the low bits of the key pick the bucket.  The number of entries is a power
+of two so the bucket index is a mask, never a division.  Cache-line buckets: a bucket is 64
+bytes and the array starts on a 64-byte boundary, so a probe and the store after it touch one
+cache line (keys and data in two arrays cost a memory access each, and half the buckets of an
+unaligned array straddle two lines).
 
 Packed data word (always below 2**63, so as an ``int64`` it is non-negative and ``-1`` can mean
 "miss"):
@@ -19,6 +20,13 @@ bits    field
 56-57   bound: ``BOUND_EXACT`` / ``BOUND_LOWER`` / ``BOUND_UPPER``
 58-62   search generation (aging), modulo ``GENERATION_CYCLE``
 ======  ==========================================================
+
+Lockless sharing (Hyatt and Mann's XOR scheme): search threads write the table at once without
+a lock, so a reader may meet a torn entry, the key word of one store and the data word of
+another.  The key word holds ``key ^ data``, so such a pair reads back as a key no position
+has (but by a 2**-64 chance) and the probe misses.  A table move is never played as read:
+the search only ranks the moves it generated itself by it (``movepick``), so even a move of
+another position could never be searched.
 
 Mate scores are stored relative to the node (distance from the node, not from the root) so an
 entry stays correct wherever the position recurs in the tree; ``score_to_tt`` and
@@ -184,9 +192,19 @@ def probe(table: TableArray, key: np.uint64) -> np.int64:
     """The packed entry stored for ``key``, or -1 on a miss."""
     start = _bucket_start(table, key)
     for i in range(start, start + BUCKET_WORDS, ENTRY_WORDS):
-        if table[i] == key and table[i + 1] != 0:
-            return np.int64(table[i + 1])
+        # each word read once: another thread may rewrite the entry between two reads
+        data = table[i + 1]
+        if table[i] ^ data == key and data != 0:
+            return np.int64(data)
     return np.int64(-1)
+
+
+@njit_noalloc
+def _write(table: TableArray, index: int, key: np.uint64, word: np.int64) -> None:
+    """Write the entry at ``index``: the key word (``key ^ data``), then the data word."""
+    data = np.uint64(word)
+    table[index] = key ^ data
+    table[index + 1] = data
 
 
 @njit_noalloc
@@ -213,15 +231,16 @@ def store(
     victim = start
     victim_worth = 1 << 30
     for i in range(start, start + BUCKET_WORDS, ENTRY_WORDS):
-        word = np.int64(table[i + 1])
-        if table[i] == key and word != 0:
+        data = table[i + 1]
+        word = np.int64(data)
+        if table[i] ^ data == key and word != 0:
             old_depth = entry_depth(word)
             if (bound != BOUND_EXACT and old_depth > depth + TT_KEEP_DEPTH_MARGIN
                     and entry_generation(word) == gen):
                 return
             if move == 0:
                 move = entry_move(word)
-            table[i + 1] = np.uint64(pack(move, score, depth, bound, gen))
+            _write(table, i, key, pack(move, score, depth, bound, gen))
             return
         if word == 0:
             worth = -(1 << 20)
@@ -231,8 +250,7 @@ def store(
         if worth < victim_worth:
             victim_worth = worth
             victim = i
-    table[victim] = key
-    table[victim + 1] = np.uint64(pack(move, score, depth, bound, gen))
+    _write(table, victim, key, pack(move, score, depth, bound, gen))
 
 
 @njit_noalloc

@@ -31,7 +31,7 @@ from engine.board import FenError, Position
 from engine.constants import VARIANT_CHESS, VARIANT_KING_OF_THE_HILL, VARIANT_THREE_CHECK
 from engine.jit import uncompiled
 from engine.nnue import static_scores
-from engine.params import DEFAULT_EVAL_FILE, DEFAULT_MOVE_OVERHEAD_MS
+from engine.params import DEFAULT_EVAL_FILE, DEFAULT_MOVE_OVERHEAD_MS, DEFAULT_THREADS
 from engine.perft import divide_lines
 from engine.search import Iteration, Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget, plan
@@ -55,6 +55,11 @@ _INT_PARAMS = {
     "mate": "mate",
 }
 _GO_KEYWORDS = {*_INT_PARAMS, "infinite", "ponder", "searchmoves", "perft"}
+
+
+def max_threads() -> int:
+    """The most search threads ``Threads`` allows: one per core of the machine."""
+    return os.cpu_count() or 1
 
 
 class UciError(ValueError):
@@ -178,18 +183,20 @@ class UciEngine:
     """One UCI session: the current position, options, the searcher and its worker thread.
 
     Commands follow Stockfish's behaviour while a search runs: ``position`` and ``setoption
-    name Move Overhead`` apply to the next ``go``; a ``go`` (or ``ucinewgame``, a hash change)
-    stops the running search, which answers its ``bestmove`` first, while a ``go`` during a
-    perft waits for its count; ``isready`` answers at once.  A search's final line
-    (``bestmove``, perft's ``Nodes searched``) goes out only when the engine is idle again,
-    so a command sent on reading it never meets a running search.  ``isready`` after
-    ``ucinewgame`` answers once the table is empty, as UCI asks.
+    name Move Overhead`` apply to the next ``go``; a ``go`` (or ``ucinewgame``, a change of
+    ``Hash`` or ``Threads``) stops the running search, which answers its ``bestmove`` first,
+    while a ``go`` during a perft waits for its count; ``isready`` answers at once.  A search's
+    final line (``bestmove``, perft's ``Nodes searched``) goes out only when the engine is idle
+    again (its helper threads ended too), so a command sent on reading it never meets a
+    running search.  ``isready`` after ``ucinewgame`` answers once the table is empty, as UCI
+    asks.
     """
 
     def __init__(self, out: TextIO | None = None) -> None:
         self._out = out if out is not None else sys.stdout
         self._out_lock = threading.Lock()
         self.hash_mb = tt.DEFAULT_HASH_MB
+        self.threads = DEFAULT_THREADS
         self.move_overhead_ms = DEFAULT_MOVE_OVERHEAD_MS
         self.ponder = False
         self.chess960 = False
@@ -228,7 +235,7 @@ class UciEngine:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            self._searcher = Searcher(self.hash_mb, self._quitting)
+            self._searcher = Searcher(self.hash_mb, self.threads, self._quitting)
             self._searcher.set_net(self.net)
         return self._searcher
 
@@ -338,6 +345,9 @@ class UciEngine:
         )
         self.send("option name Clear Hash type button")
         self.send(
+            f"option name Threads type spin default {DEFAULT_THREADS} min 1 max {max_threads()}"
+        )
+        self.send(
             f"option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} "
             f"min 0 max {MAX_MOVE_OVERHEAD_MS}"
         )
@@ -380,6 +390,13 @@ class UciEngine:
             self.hash_mb = size
             if self._searcher is not None:
                 self._searcher.resize(size, self._quitting)
+        elif key == "threads":
+            threads = self._int_option(name, value, 1, max_threads())
+            self._stop_search()
+            self._warm_unless_quitting()
+            self.threads = threads
+            if self._searcher is not None:
+                self._searcher.set_threads(threads)
         elif key == "move overhead":
             self.move_overhead_ms = self._int_option(name, value, 0, MAX_MOVE_OVERHEAD_MS)
         elif key == "ponder":
