@@ -26,6 +26,7 @@ from bot.challenges.matchmaking import Matchmaker
 from bot.challenges.opponents import OpponentBook, ratelimit_of
 from bot.challenges.policy import finer_verdict, judge, sort_queue
 from bot.challenges.rules import DeclineReason, Verdict, is_own_challenge
+from bot.engines.cores import cores_report
 from bot.engines.engineset import EngineSet, challenge_facts, game_facts, uses_host
 from bot.engines.host import EngineHost, EngineHostError, socket_path
 from bot.engines.memory import memory_report
@@ -679,6 +680,9 @@ async def run_bot(
         log.info("%s", usage)
         if warning is not None:
             log.warning("%s", warning)
+        cores_warning = cores_report(config)
+        if cores_warning is not None:
+            log.warning("%s", cores_warning)
         log.info("warming up the engine (%s)", engines.name)
         try:
             if host is not None:

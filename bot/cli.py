@@ -288,6 +288,11 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     print(f"# {usage}")
     if warning is not None:
         print(f"# warning: {warning}")
+    from bot.engines.cores import cores_report
+
+    cores_warning = cores_report(config)
+    if cores_warning is not None:
+        print(f"# warning: {cores_warning}")
     if config.engines is not None and config.engine != EngineConfig():
         print("# warning: engine: not used while engines is set (give each engine its "
               "settings in engines.entries)")

@@ -20,6 +20,9 @@ ENGINE_HOST_MB: Final = 170  # the built-in engine's host: numba, LLVM and the l
 FORKED_ENGINE_MB: Final = 14  # one game's engine forked by the host (7) and its launcher (7)
 PROCESS_ENGINE_MB: Final = 69  # one built-in engine in its own process (engine.fork_host off)
 EXTERNAL_ENGINE_MB: Final = 20  # a configured UCI engine besides its hash: a guess (C engines)
+# each search thread beyond the first: its tables and its copy of the root (Threads 2 against
+# 1, a standalone engine at Hash 64 after two searches: +2.7 MB resident)
+HELPER_THREAD_MB: Final = 3
 BUILTIN_DEFAULT_HASH_MB: Final = 64  # engine.tt.DEFAULT_HASH_MB, when the config sets no Hash
 
 
@@ -54,7 +57,8 @@ def hash_mb(config: Config | EngineConfig) -> int:
 def _per_engine_mb(engine: EngineConfig) -> int:
     if engine.command is not None:
         return EXTERNAL_ENGINE_MB
-    return FORKED_ENGINE_MB if engine.fork_host else PROCESS_ENGINE_MB
+    threads_mb = (engine.search_threads - 1) * HELPER_THREAD_MB
+    return threads_mb + (FORKED_ENGINE_MB if engine.fork_host else PROCESS_ENGINE_MB)
 
 
 def estimate(config: Config) -> MemoryEstimate:

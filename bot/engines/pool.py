@@ -21,7 +21,7 @@ import chess
 import chess.engine
 
 from bot.lichess.variants import STANDARD_RULES, engine_variants
-from bot.ops.config import EngineConfig
+from bot.ops.config import THREADS_OPTION, EngineConfig
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,12 @@ class EngineSpec:
     @classmethod
     def from_config(cls, config: EngineConfig) -> EngineSpec:
         command = config.command or (sys.executable, "-m", "engine")
-        return cls(tuple(command), dict(config.options), config.protocol)
+        # Threads is sent only when more than the engines' usual one is asked for, so an
+        # engine without the option (an XBoard one, say) is not warned about by default
+        options = dict(config.options)
+        if config.threads > 1:
+            options[THREADS_OPTION] = config.threads
+        return cls(tuple(command), options, config.protocol)
 
 
 @dataclass(frozen=True, slots=True)

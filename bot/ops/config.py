@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Final, Literal, TypeVar, get_args
 
 import yaml
 
@@ -206,12 +206,18 @@ def _engine_command(value: Any) -> tuple[str, ...] | None:
                    f"program and arguments, {_got(value)}")
 
 
+THREADS_OPTION: Final = "Threads"  # the UCI option of an engine's search threads
+
+
 def _uci_options(value: Any) -> Mapping[str, str | int | bool]:
     if not isinstance(value, dict):
         raise _Invalid(f"must be a mapping of UCI option names to values, {_got(value)}")
     for name, option in value.items():
         if not isinstance(name, str) or not name:
             raise _Invalid(f"option names must be text, {_got(name)}")
+        if name.lower() == THREADS_OPTION.lower() and (
+                isinstance(option, bool) or not isinstance(option, int) or option < 1):
+            raise _Invalid(f"option {name!r} must be a number of threads >= 1, {_got(option)}")
         if not isinstance(option, str | int | bool):
             raise _Invalid(f"option {name!r} must be an integer, text or true/false, "
                            f"{_got(option)}")
@@ -412,6 +418,17 @@ class EngineConfig:
     ponder: bool = _key(False, _boolean)
     spare: bool = _key(True, _boolean)
     fork_host: bool = _key(True, _boolean)
+    # search threads of each game's engine (its UCI option Threads)
+    threads: int = _key(1, _integer(1, what="a number of threads"))
+
+    @property
+    def search_threads(self) -> int:
+        """The threads each game's engine searches with: `threads`, or a `Threads` among the
+        options (configurations written before the key; the two together are refused)."""
+        for name, value in self.options.items():
+            if name.lower() == THREADS_OPTION.lower() and isinstance(value, int):
+                return value
+        return self.threads
 
 
 ENGINE_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
@@ -818,6 +835,7 @@ def parse_config(text: str, where: str = "<config>") -> Config:
         raise ConfigError([f"{where}: not valid YAML: {error}"]) from None
     problems: list[str] = []
     config = _build(Config, raw, "", where, problems)
+    problems += [f"{where}: {problem}" for problem in _threads_set_twice(config)]
     for low, high in _ORDERED_PAIRS:
         if None not in (_lookup(config, low), _lookup(config, high)) \
                 and _lookup(config, low) > _lookup(config, high):
@@ -826,6 +844,18 @@ def parse_config(text: str, where: str = "<config>") -> Config:
     if problems:
         raise ConfigError(problems)
     return config
+
+
+def _threads_set_twice(config: Config) -> list[str]:
+    """Each engine section that sets both `threads` and a `Threads` option."""
+    sections = [("engine", config.engine)]
+    if config.engines is not None:
+        sections += [(f"engines.entries.{name}", entry)
+                     for name, entry in config.engines.entries.items()]
+    return [f"{key}.threads: set the threads here or as options.Threads, not both"
+            for key, engine in sections
+            if engine.threads != 1 and any(name.lower() == THREADS_OPTION.lower()
+                                           for name in engine.options)]
 
 
 def load_config(path: Path | None) -> Config:
