@@ -36,7 +36,7 @@ for tool in podman buildah mmdebstrap; do
 done
 if [ -n "$missing" ]; then
     if [ "$(id -u)" != 0 ] || ! command -v apt-get > /dev/null 2>&1; then
-        skip "$missing not installed, and apt-get cannot install them here (not root, or no apt)"
+        skip "${missing# } not installed, and apt-get cannot install them here (not root, or no apt)"
     fi
     echo "installing$missing from Debian's archive"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; } \
