@@ -125,3 +125,21 @@ sandbox: $(STAMP)
 clean:
 	rm -rf $(VENV) $(SUNFISH_VENV) build *.egg-info
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+# --- The container image (Containerfile, compose.yaml) -----------------------------------
+# `make container` builds the image with podman or docker (BASE=... names another base than
+# Docker Hub's debian:bookworm-slim). `make test-container` needs no registry: it makes a
+# base from Debian's archive, builds with podman and tries the image (tools/container/test.sh;
+# several minutes, so not part of `make test`).
+CONTAINER_TOOL ?= $(shell command -v podman 2>/dev/null || command -v docker 2>/dev/null)
+IMAGE ?= kibitz:latest
+
+.PHONY: container test-container
+container:
+	@test -n "$(CONTAINER_TOOL)" || { echo "make container needs podman or docker"; exit 2; }
+	@# podman keeps HEALTHCHECK only in the docker image format (OCI's has no such field)
+	$(CONTAINER_TOOL) build $(if $(findstring podman,$(CONTAINER_TOOL)),--format docker,) \
+		$(if $(BASE),--build-arg BASE=$(BASE),) --tag $(IMAGE) --file Containerfile .
+
+test-container:
+	tools/container/test.sh

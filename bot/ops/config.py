@@ -688,7 +688,8 @@ class WatchConfig:
     enabled: bool = _key(True, _boolean)
     host: str = _key("127.0.0.1", _text)
     port: int = _key(8740, _integer(0, 65535, what="a TCP port"))  # 0: any free one
-    # Needed to bind beyond loopback; KIBITZ_WATCH_PASSWORD in the environment overrides it.
+    # Needed to bind beyond loopback; KIBITZ_WATCH_PASSWORD in the environment overrides it,
+    # and a container's secret /run/secrets/watch-password stands in when neither is set.
     password: str | None = field(default=None, metadata=_check(_optional(_text)))
 
 

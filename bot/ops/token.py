@@ -3,7 +3,8 @@
 Sources, first found wins:
 1. the environment variable LICHESS_BOT_TOKEN;
 2. the file named by the config key `token_file`;
-3. the systemd credential `$CREDENTIALS_DIRECTORY/lichess-token` (LoadCredential=).
+3. the systemd credential `$CREDENTIALS_DIRECTORY/lichess-token` (LoadCredential=);
+4. the container secret `/run/secrets/lichess-token` (compose's or `docker run`'s secrets).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bot.ops.secrets import CONTAINER_SECRETS_DIR, container_secret
 
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
 CREDENTIAL_NAME = "lichess-token"
@@ -66,7 +69,7 @@ def check_token_format(value: str, source: str) -> str:
     return token
 
 
-def _read_token_file(path: Path, source: str) -> str:
+def _read_token_file(path: Path, source: str, *, private: bool = True) -> str:
     try:
         mode = path.stat().st_mode
         text = path.read_text(encoding="utf-8")
@@ -74,12 +77,13 @@ def _read_token_file(path: Path, source: str) -> str:
         raise TokenError(f"{source}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise TokenError(f"{source}: cannot be read: {error}") from None
-    if mode & (stat.S_IRGRP | stat.S_IROTH):
+    if private and mode & (stat.S_IRGRP | stat.S_IROTH):
         log.warning("%s: other users can read this token file; chmod 600 it", source)
     return check_token_format(text, source)
 
 
-def resolve_token(token_file: Path | None, environ: Mapping[str, str] | None = None) -> Token:
+def resolve_token(token_file: Path | None, environ: Mapping[str, str] | None = None,
+                  secrets_dir: Path = CONTAINER_SECRETS_DIR) -> Token:
     """The token from the first source that has one (see the module doc)."""
     env = os.environ if environ is None else environ
     if env.get(TOKEN_ENV):
@@ -93,7 +97,13 @@ def resolve_token(token_file: Path | None, environ: Mapping[str, str] | None = N
         if path.exists():
             source = f"systemd credential {path}"
             return Token(_read_token_file(path, source), source)
+    secret = container_secret(CREDENTIAL_NAME, secrets_dir)
+    if secret is not None:
+        source = f"container secret {secret}"
+        # Secrets are often mounted 0444; inside the container no other user reads them.
+        return Token(_read_token_file(secret, source, private=False), source)
     raise TokenError(
         f"no Lichess API token: set {TOKEN_ENV}, or name a file in the config key token_file, "
-        f"or (under systemd) LoadCredential={CREDENTIAL_NAME}:<file>. Create a token with the "
+        f"or (under systemd) LoadCredential={CREDENTIAL_NAME}:<file>, or (in a container) "
+        f"the secret {secrets_dir / CREDENTIAL_NAME}. Create a token with the "
         "bot:play scope at https://lichess.org/account/oauth/token/create?scopes[]=bot:play")

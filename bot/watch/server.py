@@ -6,7 +6,8 @@ CDN, no web font), `/events` the live feed (server-sent events), `/metrics` (Pro
 password, and it says nothing a stranger could use).
 
 It listens on loopback unless told otherwise; beyond loopback it needs a password (HTTP
-Basic, any user name), or the bot refuses to start. The API token is never in any reply.
+Basic, any user name; from KIBITZ_WATCH_PASSWORD, watch.password, or a container's secret
+/run/secrets/watch-password), or the bot refuses to start. The API token is never in any reply.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Final
 
 from aiohttp import web
@@ -32,6 +34,7 @@ from bot.game.hooks import GameContext, GameHooks
 from bot.lichess.client import EVENT_STREAM_KIND
 from bot.lichess.events import GameFull
 from bot.ops.config import WatchConfig
+from bot.ops.secrets import CONTAINER_SECRETS_DIR, container_secret
 from bot.watch import proctree
 from bot.watch.feed import EvalRecorder, Feed, WatchedBot
 from bot.watch.prometheus import registry_for
@@ -40,6 +43,7 @@ from bot.watch.warnings import WarningRing
 log = logging.getLogger(__name__)
 
 PASSWORD_ENV: Final = "KIBITZ_WATCH_PASSWORD"
+PASSWORD_SECRET: Final = "watch-password"  # a container's secret: /run/secrets/watch-password
 REALM: Final = "kibitz"
 TICK_S: Final = 1.0  # the loop's heartbeat for /healthz
 LOOP_STALL_S: Final = 5.0  # no heartbeat for this long: the loop is stuck (/healthz 503)
@@ -73,15 +77,32 @@ class WatchSettings:
     password: str | None
 
     @classmethod
-    def resolve(cls, config: WatchConfig, environ: Mapping[str, str]) -> WatchSettings:
+    def resolve(cls, config: WatchConfig, environ: Mapping[str, str],
+                secrets_dir: Path = CONTAINER_SECRETS_DIR) -> WatchSettings:
         """The settings, or WatchError when the page would be open beyond loopback."""
-        password = environ.get(PASSWORD_ENV) or config.password or None
+        password = environ.get(PASSWORD_ENV) or config.password \
+            or _secret_password(secrets_dir) or None
         if password is None and not is_loopback(config.host):
             raise WatchError(
                 f"watch.host is {config.host!r}, beyond loopback: set watch.password (or "
-                f"{PASSWORD_ENV}) so that strangers cannot see the page, or bind to 127.0.0.1 "
-                "and open it over an SSH tunnel")
+                f"{PASSWORD_ENV}, or in a container the secret "
+                f"{secrets_dir / PASSWORD_SECRET}) so that strangers cannot see the page, or "
+                "bind to 127.0.0.1 and open it over an SSH tunnel")
         return cls(config.host, config.port, password)
+
+
+def _secret_password(secrets_dir: Path) -> str | None:
+    """The password in the container secret, if there is one (its first line, stripped)."""
+    path = container_secret(PASSWORD_SECRET, secrets_dir)
+    if path is None:
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").strip().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise WatchError(f"the secret {path} cannot be read: {error}") from None
+    if not lines or not lines[0].strip():
+        raise WatchError(f"the secret {path} is empty: put the status page's password in it")
+    return lines[0].strip()
 
 
 def is_loopback(host: str) -> bool:

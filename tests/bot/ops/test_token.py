@@ -82,3 +82,30 @@ def test_masking_never_shows_the_token() -> None:
     for shown in (str(token), repr(token), f"{token}", str([token])):
         assert SECRET not in shown
         assert "lip_********" in shown
+
+
+def test_a_container_secret_comes_last_and_may_be_world_readable(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "lichess-token").write_text(SECRET + "\n")
+    (secrets / "lichess-token").chmod(0o444)  # how Docker mounts a secret by default
+    with caplog.at_level(logging.WARNING):
+        token = resolve_token(None, {}, secrets_dir=secrets)
+    assert token == Token(SECRET, f"container secret {secrets / 'lichess-token'}")
+    assert caplog.text == ""
+    credentials = tmp_path / "creds"
+    credentials.mkdir()
+    (credentials / "lichess-token").write_text("lip_fromcredential")
+    assert resolve_token(None, {"CREDENTIALS_DIRECTORY": str(credentials)},
+                         secrets_dir=secrets).value == "lip_fromcredential"
+    assert resolve_token(None, {TOKEN_ENV: "lip_fromenv"}, secrets_dir=secrets).value \
+        == "lip_fromenv"
+
+
+def test_no_container_secret_is_named_in_the_error(tmp_path: Path) -> None:
+    with pytest.raises(TokenError, match=r"in a container\) the secret .*/lichess-token"):
+        resolve_token(None, {}, secrets_dir=tmp_path)
+    (tmp_path / "lichess-token").write_text("lip_abc def")
+    with pytest.raises(TokenError, match=r"container secret .*only letters, digits and _"):
+        resolve_token(None, {}, secrets_dir=tmp_path)

@@ -8,6 +8,7 @@ import logging
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -269,6 +270,19 @@ def test_loopback_by_default_and_a_password_beyond_it() -> None:
     settings = WatchSettings.resolve(WatchConfig(host="0.0.0.0", password="in config"),
                                      {PASSWORD_ENV: "from env"})
     assert settings.password == "from env"
+
+
+def test_a_container_secret_gives_the_password(tmp_path: Path) -> None:
+    beyond = WatchConfig(host="0.0.0.0")
+    with pytest.raises(WatchError, match=r"the secret .*/watch-password"):
+        WatchSettings.resolve(beyond, {}, secrets_dir=tmp_path)
+    (tmp_path / "watch-password").write_text("from secret\n")
+    assert WatchSettings.resolve(beyond, {}, secrets_dir=tmp_path).password == "from secret"
+    assert WatchSettings.resolve(beyond, {PASSWORD_ENV: "from env"},
+                                 secrets_dir=tmp_path).password == "from env"
+    (tmp_path / "watch-password").write_text("\n")
+    with pytest.raises(WatchError, match=r"watch-password is empty"):
+        WatchSettings.resolve(beyond, {}, secrets_dir=tmp_path)
 
 
 @pytest.mark.parametrize(("header", "ok"), [
