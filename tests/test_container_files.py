@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from bot.app import LEAVE_TIMEOUT_S
-from bot.game.engines import QUIT_TIMEOUT_S
+from bot.engines.pool import QUIT_TIMEOUT_S
 from bot.ops.config import Config, WatchConfig
 from bot.ops.token import CREDENTIAL_NAME, TOKEN_ENV
 from bot.watch.server import PASSWORD_ENV, PASSWORD_SECRET
