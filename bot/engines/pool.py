@@ -20,6 +20,7 @@ from typing import Any, Final
 import chess
 import chess.engine
 
+from bot.engines.searchline import SearchLine
 from bot.lichess.variants import STANDARD_RULES, engine_variants
 from bot.ops.config import THREADS_OPTION, EngineConfig
 
@@ -64,10 +65,11 @@ class EngineSpec:
 
 @dataclass(frozen=True, slots=True)
 class Thought:
-    """The engine's answer: the move, its last search info, and the wall time it took."""
+    """The engine's answer: the move, its search line (None when the engine printed no info
+    line), and the wall time it took."""
 
     move: chess.Move
-    info: dict[str, Any]
+    line: SearchLine | None
     elapsed_s: float
     timed_out: bool = False
 
@@ -157,16 +159,15 @@ class Engine:
                                 f"{type(exc).__name__}: {exc}") from exc
         finally:
             analysis.stop()
-        info = dict(analysis.info)
+        line = SearchLine.from_info(analysis.info) if analysis.info else None
         move = best.move
         if move is None or not board.is_legal(move):
             raise EngineFailure(f"{self.name} (pid {self.pid}) answered {move} in {board.fen()}")
-        pv = info.get("pv")
-        if isinstance(pv, list) and pv and pv[0] != move:
+        if line is not None and line.pv and line.pv[0] != move:
             # A search stopped mid-iteration may answer a new best move after its last info
             # line: the reported line is about another move, so only the move itself stays.
-            info["pv"] = [move]
-        return Thought(move, info, time.monotonic() - start, timed_out)
+            line = dataclasses.replace(line, pv=(move,))
+        return Thought(move, line, time.monotonic() - start, timed_out)
 
     async def _play(self, board: chess.Board, limit: chess.engine.Limit, *,
                     hard_limit_s: float, game: object, ponder: bool) -> Thought:
@@ -185,11 +186,10 @@ class Engine:
         move = result.move
         if move is None or not board.is_legal(move):
             raise EngineFailure(f"{self.name} (pid {self.pid}) answered {move} in {board.fen()}")
-        info = dict(result.info)
-        pv = info.get("pv")
-        if not isinstance(pv, list) or not pv or pv[0] != move:
-            info["pv"] = [move]
-        return Thought(move, info, time.monotonic() - start)
+        line = SearchLine.from_info(result.info)
+        if line.pv[:1] != (move,):
+            line = dataclasses.replace(line, pv=(move,))
+        return Thought(move, line, time.monotonic() - start)
 
     async def ponder(self, board: chess.Board, *, game: object) -> None:
         """Search `board` (the position after the reply we expect) on the opponent's time,

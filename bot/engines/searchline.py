@@ -1,25 +1,61 @@
-"""How a search line reads: one function renders a PV in SAN and one a score, for the kibitz
+"""An engine's search line: a typed value made once, where the engine's answer arrives, from
+python-chess's `InfoDict`; one function renders its PV in SAN and one its score, for the kibitz
 line in chat, the move log, the status line and the status page alike."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import chess
 import chess.engine
 
 
-def pv_san(board: chess.Board, pv: Iterable[object], *, numbered: bool = True,
+@dataclass(frozen=True, slots=True)
+class SearchLine:
+    """What a search reported: each field None (or an empty PV) when the engine did not say.
+
+    A bound score (`lowerbound`, `upperbound`) is kept as the score, as it always was: python-chess
+    merges a search's info lines into one `InfoDict`, so a bound flag can outlive the line it
+    came with and says nothing sure about the score beside it."""
+
+    depth: int | None = None
+    seldepth: int | None = None
+    score: chess.engine.PovScore | None = None
+    nodes: int | None = None
+    nodes_per_s: int | None = None  # as the engine reported it (`nps`)
+    time_s: float | None = None  # the engine's own search time
+    pv: tuple[chess.Move, ...] = ()
+
+    @classmethod
+    def from_info(cls, info: chess.engine.InfoDict) -> SearchLine:
+        """The line of python-chess's `InfoDict` (an engine's `analysis.info` or `play` info)."""
+        return cls(depth=info.get("depth"), seldepth=info.get("seldepth"),
+                   score=info.get("score"), nodes=info.get("nodes"),
+                   nodes_per_s=info.get("nps"), time_s=info.get("time"),
+                   pv=tuple(info.get("pv", ())))
+
+    @property
+    def speed_nps(self) -> float | None:
+        """Nodes per second: as reported, else worked out from the nodes and the time."""
+        if self.nodes_per_s is not None:
+            return self.nodes_per_s
+        if self.nodes is not None and self.time_s is not None and self.time_s > 0:
+            return self.nodes / self.time_s
+        return None
+
+
+def pv_san(board: chess.Board, pv: Iterable[chess.Move], *, numbered: bool = True,
            max_moves: int | None = None) -> list[str]:
     """The PV from `board` in SAN, one token per move: numbered ("12. Nf3", "12...Nc6", then
-    "Nc6" after a White move) or bare ("Nf3"). Stops at the first entry that is not a legal
-    move (a stale or corrupt PV) and after `max_moves` moves."""
+    "Nc6" after a White move) or bare ("Nf3"). Stops at the first move that is not legal (a
+    stale PV) and after `max_moves` moves."""
     position = board.copy(stack=False)
     tokens: list[str] = []
     for move in pv:
         if max_moves is not None and len(tokens) >= max_moves:
             break
-        if not isinstance(move, chess.Move) or not position.is_legal(move):
+        if not position.is_legal(move):
             break
         san = position.san(move)
         if not numbered:

@@ -96,8 +96,8 @@ def _eval(room: str, context: CommandContext) -> str:
         return "I share my evaluation with spectators only."
     if context.last_search is None:
         return "No evaluation yet."
-    board, info = context.last_search
-    return kibitz_line(board, info) or "No evaluation yet."
+    board, line = context.last_search
+    return kibitz_line(board, line) or "No evaluation yet."
 
 
 def _pv(argument: str, context: CommandContext) -> tuple[str, CommandAction | None]:

@@ -16,11 +16,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 import aiohttp
 import chess
 
+from bot.engines.searchline import SearchLine
 from bot.features.book import BookSelection, OpeningBook
 from bot.features.online import OnlineSourceKind, OnlineSources, sources_from_config
 from bot.features.tablebase import RootProbe, Syzygy, TablebaseError, TablebaseQuality
@@ -112,10 +113,10 @@ class OnlineSource:
             if self.quality is TablebaseQuality.SUGGEST and len(found.keeping_moves) > 1:
                 return RootRestriction(found.keeping_moves, str(found.source), found.wdl)
             return SourcedMove(found.move, str(found.source), tablebase_wdl=found.wdl)
-        info: dict[str, Any] = {}
+        line = None
         if found.score is not None:  # cloud eval: its search, like the engine's
-            info = {"score": found.score, "depth": found.depth, "pv": list(found.pv)}
-        return SourcedMove(found.move, str(found.source), info)
+            line = SearchLine(depth=found.depth, score=found.score, pv=found.pv)
+        return SourcedMove(found.move, str(found.source), line)
 
 
 class MoveSourceChain:

@@ -27,6 +27,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from bot.engines.searchline import SearchLine
 from bot.game.hooks import GameContext, SourcedMove
 from bot.game.position import common_prefix
 from bot.lichess.client import export_path
@@ -60,11 +61,10 @@ class PgnGrouping(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class SearchNote:
-    """Our search behind one of our moves: score, depth and PV (starting with the move)."""
+    """The search line behind one of our moves (None: no search chose it, a book move say;
+    its PV starts with the move) and the source that chose it."""
 
-    score: chess.engine.PovScore | None
-    depth: int | None
-    pv: tuple[chess.Move, ...] = ()
+    line: SearchLine | None
     source: str | None = None  # "book", "tablebase", ...: named in a comment when not the engine
 
 
@@ -204,12 +204,13 @@ def _annotate(game: chess.pgn.Game, record: GameRecord) -> None:
     for ply, note in record.notes.items():
         if ply >= len(nodes):
             continue
-        node = nodes[ply]
-        if note.score is not None:
-            node.set_eval(note.score, note.depth)
+        node, line = nodes[ply], note.line
+        if line is not None and line.score is not None:
+            node.set_eval(line.score, line.depth)
         if note.source and note.source != "engine":
             node.comment = f"{note.source} {node.comment}".strip()
-        _add_pv(node, note.pv[1:] if note.pv[:1] == (node.move,) else ())
+        pv = line.pv if line is not None else ()
+        _add_pv(node, pv[1:] if pv[:1] == (node.move,) else ())
 
 
 def _add_pv(node: chess.pgn.GameNode, line: Sequence[chess.Move]) -> None:
@@ -399,15 +400,8 @@ class PgnObserver:
 
     def our_move(self, ply: int, board: chess.Board, chosen: SourcedMove) -> None:
         """Our move at ``ply`` and the search (or source) behind it."""
-        score = chosen.info.get("score")
-        depth = chosen.info.get("depth")
-        pv = chosen.info.get("pv")
         self.record.note_search(ply, SearchNote(
-            score=score if isinstance(score, chess.engine.PovScore) else None,
-            depth=depth if isinstance(depth, int) else None,
-            pv=tuple(pv) if isinstance(pv, list) else (chosen.move,),
-            source=None if chosen.source == "engine" else chosen.source,
-        ))
+            chosen.line, source=None if chosen.source == "engine" else chosen.source))
 
     async def game_finished(self, status: str, winner: str | None) -> None:
         if not self.config.enabled or status == GameStatus.ABORTED:  # an aborted game is no game

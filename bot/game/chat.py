@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import chess
-import chess.engine
 
-from bot.engines.searchline import pv_san, score_text
+from bot.engines.searchline import SearchLine, pv_san, score_text
 
 MAX_CHAT_CHARS: Final = 140
 
@@ -80,33 +78,24 @@ def fit_tokens(prefix: str, tokens: list[str], max_chars: int = MAX_CHAT_CHARS) 
     return line
 
 
-def kibitz_line(
-    board: chess.Board, info: Mapping[str, Any], max_chars: int = MAX_CHAT_CHARS
-) -> str:
+def kibitz_line(board: chess.Board, line: SearchLine, max_chars: int = MAX_CHAT_CHARS) -> str:
     """The line posted after our move: `board` is the position *before* it (the PV's root)."""
     parts: list[str] = []
-    depth = info.get("depth")
-    if isinstance(depth, int):
-        seldepth = info.get("seldepth")
-        parts.append(f"depth {depth}" + (f"/{seldepth}" if isinstance(seldepth, int) else ""))
-    score = info.get("score")
-    if isinstance(score, chess.engine.PovScore):
-        parts.append(f"eval {score_text(score)}")
-    nps = info.get("nps")
-    if not isinstance(nps, int | float):
-        nodes, time_s = info.get("nodes"), info.get("time")
-        if isinstance(nodes, int) and isinstance(time_s, int | float) and time_s > 0:
-            nps = nodes / time_s
-    if isinstance(nps, int | float) and nps > 0:
+    if line.depth is not None:
+        parts.append(f"depth {line.depth}"
+                     + (f"/{line.seldepth}" if line.seldepth is not None else ""))
+    if line.score is not None:
+        parts.append(f"eval {score_text(line.score)}")
+    nps = line.speed_nps
+    if nps is not None and nps > 0:
         parts.append(f"{format_count(nps)} nps")
-    pv = info.get("pv")
     prefix = " | ".join(parts)
-    tokens = pv_san(board, pv) if isinstance(pv, list) and pv else []
+    tokens = pv_san(board, line.pv)
     if not tokens:
         return sanitize(prefix, max_chars)
     if prefix:
         return fit_tokens(f"{prefix} | PV", tokens, max_chars)
-    line = fit_tokens("PV", tokens, max_chars)
+    bare = fit_tokens("PV", tokens, max_chars)
     # a bare PV of piece moves tips over lila's shouting rule by the marker's two capitals
-    return "pv" + line[2:] if lila_would_lower(line) else line
+    return "pv" + bare[2:] if lila_would_lower(bare) else bare
 

@@ -17,19 +17,27 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 import chess
 
 from bot.engines.pool import EngineFailure, EnginePool
+from bot.engines.searchline import SearchLine
 from bot.game import chat
 from bot.game.alarms import Alarms, Due
 from bot.game.conduct import Conduct, TakebackLedger
-from bot.game.hooks import CommandAction, GameContext, GameHooks, GameObserver, SourcedMove
+from bot.game.hooks import (
+    CommandAction,
+    GameContext,
+    GameHooks,
+    GameObserver,
+    LastSearch,
+    SourcedMove,
+)
 from bot.game.metrics import GameOutcome, Metrics, ThinkingLoad
-from bot.game.mover import LastSearch, Mover
+from bot.game.mover import Mover
 from bot.game.position import Position, common_prefix
 from bot.game.talk import Talk
 from bot.lichess.client import (
@@ -92,10 +100,10 @@ class GameSnapshot:
     engine: str = ""  # the configured engine's name, when several are configured
 
 
-def describe(info: Mapping[str, Any], board: chess.Board, move: chess.Move, source: str) -> str:
-    """A log line for our move: SAN, source, and the search info."""
-    line = chat.kibitz_line(board, info, max_chars=1000) if info else ""
-    return f"{board.san(move)} ({source})" + (f" {line}" if line else "")
+def describe(line: SearchLine | None, board: chess.Board, move: chess.Move, source: str) -> str:
+    """A log line for our move: SAN, source, and the search line."""
+    text = chat.kibitz_line(board, line, max_chars=1000) if line is not None else ""
+    return f"{board.san(move)} ({source})" + (f" {text}" if text else "")
 
 
 class Game:
@@ -397,9 +405,9 @@ class Game:
         ply = len(board.move_stack)  # the 0-based index of the move in the game's list
         for observer in self._observers:
             self._observe(observer.our_move, ply, board, chosen)
-        self.move_log.write(describe(chosen.info, board, chosen.move, chosen.source)
+        self.move_log.write(describe(chosen.line, board, chosen.move, chosen.source)
                             + (" (draw offered)" if offered_draw else ""))
-        self.talk.kibitz(board, chosen.info, self.mover.moves_played)
+        self.talk.kibitz(board, chosen.line, self.mover.moves_played)
 
     def _observe(self, method: Any, *args: Any) -> None:
         try:

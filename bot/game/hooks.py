@@ -14,13 +14,17 @@ Draw, resign and takeback decisions live in `bot.game.conduct`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import chess
 
+from bot.engines.searchline import SearchLine
 from bot.lichess.events import GameFull, GameInfo, GameState, Player
+
+# Our last search: the position it started from (the PV's root) and its line.
+LastSearch = tuple[chess.Board, SearchLine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +50,13 @@ class GameContext:
 
 @dataclass(frozen=True, slots=True)
 class SourcedMove:
-    """A move a source chose, with its name ("book", "tablebase", ...) and any search info
-    (python-chess InfoDict keys: score, pv, depth) for the kibitz line and the conduct rules."""
+    """A move a source chose, with its name ("book", "tablebase", ...) and the search line
+    behind it, for the kibitz line, the PGN and the conduct rules (None: no search, a book
+    move, say)."""
 
     move: chess.Move
     source: str
-    info: Mapping[str, Any] = field(default_factory=dict)
+    line: SearchLine | None = None
     tablebase_wdl: int | None = None  # for us: 2 win .. -2 loss, when the source knows
 
 
@@ -93,8 +98,7 @@ class CommandContext:
     abortable: bool
     wait_s: float  # how much longer the abort timer runs after !wait
     kibitz_on: bool  # whether the PV is posted after our moves now
-    # The position our last search started from, and its info (score, depth, pv).
-    last_search: tuple[chess.Board, Mapping[str, Any]] | None = None
+    last_search: LastSearch | None = None
     queue: Sequence[str] | None = None  # challengers waiting, None if unknown
 
 

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -24,7 +24,7 @@ from bot.engines.pool import Engine, EngineFailure, EnginePool
 from bot.game.alarms import Alarms
 from bot.game.clock import LatencyMeter, ThinkPlan, plan_move
 from bot.game.conduct import Conduct
-from bot.game.hooks import GameContext, MoveSource, RootRestriction, SourcedMove
+from bot.game.hooks import GameContext, LastSearch, MoveSource, RootRestriction, SourcedMove
 from bot.game.metrics import Metrics, MoveTiming, ThinkingLoad
 from bot.game.position import Position, wire_uci
 from bot.lichess.client import AuthError, Lichess, RequestError, Unavailable, attempt
@@ -39,8 +39,6 @@ MOVE_REQUEST_MAX_S: Final = 30.0  # a move request never retries longer than thi
 MIN_MOVE_REQUEST_S: Final = 2.0  # ... nor shorter than this
 VISIT_SLACK_S: Final = 5.0  # a correspondence visit's search may overrun think_s by this
 CORES: Final = os.cpu_count() or 1
-
-LastSearch = tuple[chess.Board, Mapping[str, Any]]  # the position searched, the search info
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,14 +227,14 @@ class Mover:
             log.warning("move %s not accepted: %s", uci, exc)
             return
         self.moves_played += 1
-        if chosen.info:
-            self.last_search = (board, dict(chosen.info))
+        if chosen.line is not None:
+            self.last_search = (board, chosen.line)
         self.host.played(board, chosen, offer)
         self._start_pondering(board, chosen)
 
     def _record_verdict(self, chosen: SourcedMove, ply: int, color: chess.Color) -> None:
-        score = chosen.info.get("score")
-        ours = score.pov(color) if isinstance(score, chess.engine.PovScore) else None
+        score = chosen.line.score if chosen.line is not None else None
+        ours = score.pov(color) if score is not None else None
         self.conduct.record(ours, tablebase_wdl=chosen.tablebase_wdl, ply=ply)
 
     def _measure_lag(self, state: GameState) -> None:
@@ -330,7 +328,7 @@ class Mover:
                 log.warning("the engine overran its hard limit but answered to stop")
             if ponder and self._engine.xboard:
                 self.metrics.ponders += 1  # told `hard`: it ponders by itself after this move
-            return (SourcedMove(thought.move, "engine", thought.info, wdl),
+            return (SourcedMove(thought.move, "engine", thought.line, wdl),
                     time.monotonic() - engine_start)
         raise EngineFailure(f"no move after {ENGINE_ATTEMPTS} engine attempts")
 
@@ -346,10 +344,10 @@ class Mover:
         """Think on the opponent's time about the reply the PV expects, when configured and
         every game has a core to itself (pondering would slow the others' searches). An XBoard
         engine ponders by itself, told `hard` with its search: nothing to start here."""
-        pv = chosen.info.get("pv")
+        pv = chosen.line.pv if chosen.line is not None else ()
         position = self.host.position
         if (not self._may_ponder() or self._engine is None or self._engine.xboard
-                or not isinstance(pv, list) or len(pv) < 2 or position is None):
+                or len(pv) < 2 or position is None):
             return
         if len(position.moves) > len(board.move_stack) + 1:
             return  # the opponent has replied already: a search for it may be running

@@ -8,17 +8,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Final
 
 import chess
 
+from bot.engines.searchline import SearchLine
 from bot.game import chat
 from bot.game.conduct import Conduct, TakebackLedger
 from bot.game.greetings import ChatMessage, GamePhase, greetings
-from bot.game.hooks import ChatCommandHandler, CommandAction, CommandContext, GameContext
+from bot.game.hooks import (
+    ChatCommandHandler,
+    CommandAction,
+    CommandContext,
+    GameContext,
+    LastSearch,
+)
 from bot.game.metrics import Metrics
-from bot.game.mover import LastSearch
 from bot.game.position import Position
 from bot.lichess.client import Lichess, LichessError, RequestError, Unavailable, attempt
 from bot.lichess.events import ChatLine, GameState
@@ -103,16 +109,16 @@ class Talk:
         self.spawn(self.send(ChatMessage(reply.room, reply.text)), "chat reply")
         return reply.action
 
-    def kibitz(self, board: chess.Board, info: Mapping[str, Any], moves_played: int) -> None:
+    def kibitz(self, board: chess.Board, line: SearchLine | None, moves_played: int) -> None:
         """The search line after our move, every `kibitz_every` moves while it is on."""
         every = self.config.chat.kibitz_every
-        if not info or not self.kibitz_on or every <= 0 or moves_played % every:
+        if line is None or not self.kibitz_on or every <= 0 or moves_played % every:
             return
-        line = chat.kibitz_line(board, info)
-        if not line:
+        text = chat.kibitz_line(board, line)
+        if not text:
             return
         for room in self.config.chat.kibitz_rooms:
-            self.spawn(self.send(ChatMessage(room, line), droppable=True), "kibitz")
+            self.spawn(self.send(ChatMessage(room, text), droppable=True), "kibitz")
 
     def greet(self, context: GameContext, engine: str) -> None:
         for message in self._greetings(GamePhase.START, context, engine):

@@ -77,7 +77,7 @@ class EvalRecorder:
         return None
 
     def our_move(self, ply: int, board: chess.Board, chosen: SourcedMove) -> None:
-        cp = view.white_cp(chosen.info.get("score")) if chosen.info else None
+        cp = view.white_cp(chosen.line.score) if chosen.line is not None else None
         if cp is not None and len(self.evals) < EVALS_KEPT:
             self.evals[ply + 1] = cp  # the position after our move
 

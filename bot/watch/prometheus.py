@@ -62,9 +62,9 @@ class BotCollector(Collector):
             "kibitz_move_overhead_seconds", "The bot's own latency per move: from the "
             "game state's arrival to the move sent, less the engine's thinking",
             buckets=buckets, sum_value=histogram.sum_s)
-        nps = [int(info["nps"]) for game in list(bot.games.values())
+        nps = [speed for game in list(bot.games.values())
                if game.mover.last_search is not None
-               and isinstance((info := game.mover.last_search[1]).get("nps"), int | float)]
+               and (speed := game.mover.last_search[1].nodes_per_s) is not None]
         yield GaugeMetricFamily("kibitz_engine_nodes_per_second", "Nodes per second of the "
                                 "engines' last searches, summed over the games in progress",
                                 value=sum(nps))

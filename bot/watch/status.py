@@ -145,13 +145,9 @@ def _numbered_san(board: chess.Board, move: chess.Move) -> str:
     return f"{board.fullmove_number}{dots} {board.san(move)}"
 
 
-def short_score(score: object, color: chess.Color) -> str:
+def short_score(score: chess.engine.PovScore | None, color: chess.Color) -> str:
     """A search score from `color`'s side ("+0.35", "#3"), "" when there is none."""
-    return score_text(score, color) if isinstance(score, chess.engine.PovScore) else ""
-
-
-def _listed(pv: object) -> list[object]:
-    return pv if isinstance(pv, list) else []
+    return score_text(score, color) if score is not None else ""
 
 
 def view_of(game: GameSnapshot) -> GameView:
@@ -164,10 +160,9 @@ def view_of(game: GameSnapshot) -> GameView:
         moves = _numbered_san(before, last)
     score, pv = "", ""
     if game.last_search is not None:
-        searched, info = game.last_search
-        score = short_score(info.get("score"), context.color)
-        pv = " ".join(pv_san(searched, _listed(info.get("pv")), numbered=False,
-                                max_moves=PV_MOVES))
+        searched, line = game.last_search
+        score = short_score(line.score, context.color)
+        pv = " ".join(pv_san(searched, line.pv, numbered=False, max_moves=PV_MOVES))
     return GameView(
         game_id=game.game_id, opponent=context.opponent.name,
         color="white" if context.color == chess.WHITE else "black",

@@ -40,9 +40,9 @@ def time_control(initial_s: float | None, increment_s: float | None) -> str:
     return f"{minutes}+{increment_s or 0:g}"
 
 
-def white_cp(score: object) -> int | None:
+def white_cp(score: chess.engine.PovScore | None) -> int | None:
     """A search score as centipawns from White's side, mates at the graph's edge."""
-    if not isinstance(score, chess.engine.PovScore):
+    if score is None:
         return None
     cp = score.white().score(mate_score=MATE_CP * 10)
     if cp is None:
@@ -50,10 +50,8 @@ def white_cp(score: object) -> int | None:
     return max(-EVAL_CLAMP_CP, min(EVAL_CLAMP_CP, cp))
 
 
-def pv_text(board: chess.Board, pv: object) -> str:
+def pv_text(board: chess.Board, pv: Sequence[chess.Move]) -> str:
     """The PV in SAN, numbered from `board` ("23. Nf3 Nc6 24. Bb5"), up to PV_MOVES moves."""
-    if not isinstance(pv, list):
-        return ""
     return " ".join(pv_san(board, pv, max_moves=PV_MOVES))
 
 
@@ -61,12 +59,11 @@ def search(snapshot: GameSnapshot) -> dict[str, Any] | None:
     """The engine's last search for us: depth, score (our side), nodes/s, PV in SAN."""
     if snapshot.last_search is None:
         return None
-    searched, info = snapshot.last_search
-    nps = info.get("nps")
-    return {"depth": info.get("depth"), "seldepth": info.get("seldepth"),
-            "score": short_score(info.get("score"), snapshot.context.color),
-            "nodes": info.get("nodes"), "nps": int(nps) if isinstance(nps, int | float) else None,
-            "pv": pv_text(searched, info.get("pv")), "ply": searched.ply()}
+    searched, line = snapshot.last_search
+    return {"depth": line.depth, "seldepth": line.seldepth,
+            "score": short_score(line.score, snapshot.context.color),
+            "nodes": line.nodes, "nps": line.nodes_per_s,
+            "pv": pv_text(searched, line.pv), "ply": searched.ply()}
 
 
 def board_svg(board: chess.Board, orientation: chess.Color) -> str:

@@ -1,8 +1,9 @@
 """A misbehaving UCI engine for fault tests: plays a random legal move, but on its Nth `go`
-it crashes, hangs (never answers), answers an illegal move, or answers a move other than the
-one its last info line's PV starts with (as a search stopped mid-iteration may).
+it crashes, hangs (never answers), answers an illegal move, answers a move other than the
+one its last info line's PV starts with (as a search stopped mid-iteration may), or answers
+without any info line (silent).
 
-    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|slowready|none N [VARIANT,...]
+    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|silent|slowready|none N [VARIANT,...]
 
 With a list of variants (Fairy-Stockfish's names, e.g. `atomic`) it declares `UCI_Variant`
 and plays those variants by python-chess's rules, taking a win at once when one is there.
@@ -58,7 +59,8 @@ def main(argv: list[str]) -> None:
             shown = move
             if searches == nth and mode == "stalepv":
                 shown = next(m for m in board.legal_moves if m != move)
-            print(f"info depth 1 score cp 0 nodes 1 nps 1000 pv {shown.uci()}", flush=True)
+            if not (searches == nth and mode == "silent"):
+                print(f"info depth 1 score cp 0 nodes 1 nps 1000 pv {shown.uci()}", flush=True)
             print(f"bestmove {move.uci()}", flush=True)
         elif command == "quit":
             return

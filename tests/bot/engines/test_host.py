@@ -36,15 +36,15 @@ async def test_each_game_keeps_its_own_table_from_move_to_move(host: EngineHost)
     try:
         first, second = await pool.acquire(), await pool.acquire()
         board = chess.Board(FEN)
-        fresh = (await first.think(board, DEPTH, hard_limit_s=60, game="a")).info["nodes"]
+        fresh = (await first.think(board, DEPTH, hard_limit_s=60, game="a")).line.nodes
         # The same game again: the table kept from the last move answers most of the search.
-        again = (await first.think(board, DEPTH, hard_limit_s=60, game="a")).info["nodes"]
+        again = (await first.think(board, DEPTH, hard_limit_s=60, game="a")).line.nodes
         # Another game's engine searches the same position: nothing of the first table helps.
-        other = (await second.think(board, DEPTH, hard_limit_s=60, game="b")).info["nodes"]
+        other = (await second.think(board, DEPTH, hard_limit_s=60, game="b")).line.nodes
         assert again < fresh
         assert other == fresh
         # A new game on the first engine starts from an empty table again (ucinewgame).
-        new_game = (await first.think(board, DEPTH, hard_limit_s=60, game="c")).info["nodes"]
+        new_game = (await first.think(board, DEPTH, hard_limit_s=60, game="c")).line.nodes
         assert new_game == fresh
     finally:
         await pool.close()

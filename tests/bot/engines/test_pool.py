@@ -13,9 +13,11 @@ import pytest
 
 from bot.engines import pool as pool_module
 from bot.engines.pool import EngineFailure, EnginePool, EngineSpec, start_engine
+from bot.engines.searchline import SearchLine
 from tests.bot.e2e_support import FAKE_ENGINE, engine_command
 
 FAST = chess.engine.Limit(time=0.05)
+EVEN = chess.engine.PovScore(chess.engine.Cp(0), chess.WHITE)
 
 
 def fake(mode: str, nth: int) -> EngineSpec:
@@ -28,7 +30,7 @@ async def test_an_engine_thinks_and_reports_its_search() -> None:
     try:
         thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g1")
         assert chess.Board().is_legal(thought.move)
-        assert "pv" in thought.info and "depth" in thought.info
+        assert thought.line is not None and thought.line.pv and thought.line.depth is not None
         assert not thought.timed_out and thought.elapsed_s > 0  # within its hard limit
     finally:
         await engine.close()
@@ -58,12 +60,24 @@ async def test_a_pv_about_another_move_is_cut_to_the_move_played() -> None:
     engine = await start_engine(fake("stalepv", 1))
     try:
         thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
-        assert thought.info["pv"] == [thought.move]
-        assert thought.info["depth"] == 1  # the rest of the search info stays
+        assert thought.line == SearchLine(depth=1, score=EVEN, nodes=1, nodes_per_s=1000,
+                                          pv=(thought.move,))  # the rest of the line stays
         thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
-        assert thought.info["pv"] == [thought.move]  # an honest PV is kept as it is
+        assert thought.line is not None
+        assert thought.line.pv == (thought.move,)  # an honest PV is kept as it is
     finally:
         await engine.close()
+
+
+async def test_an_engine_that_says_nothing_of_its_search_leaves_no_line() -> None:
+    engine = await start_engine(fake("silent", 1))
+    try:
+        silent, told = [await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
+                        for _ in range(2)]
+    finally:
+        await engine.close()
+    assert silent.line is None and chess.Board().is_legal(silent.move)
+    assert told.line is not None and told.line.depth == 1  # the next search reports again
 
 
 async def test_a_hung_engine_is_stopped_then_given_up() -> None:

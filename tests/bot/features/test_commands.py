@@ -9,6 +9,7 @@ import chess.engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.engines.searchline import SearchLine
 from bot.features.commands import (
     HELP_TEXT,
     MAX_REPLIES_PER_WINDOW,
@@ -18,11 +19,11 @@ from bot.features.commands import (
 from bot.game.hooks import CommandAction, CommandContext, CommandReply
 
 BOARD = chess.Board()
-INFO = {"depth": 14, "score": chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE),
-        "pv": [chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3")]}
+LINE = SearchLine(depth=14, score=chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE),
+                  pv=tuple(chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3")))
 CONTEXT = CommandContext(me="KibitzBot", engine="Kibitz 0.1", opponent="Magnus",
                          eval_for_opponent=False, abortable=False, wait_s=60.0,
-                         kibitz_on=True, last_search=(BOARD, INFO), queue=("alice", "bob"))
+                         kibitz_on=True, last_search=(BOARD, LINE), queue=("alice", "bob"))
 
 
 def maybe_ask(text: str, room: str = "spectator", username: str = "fan",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import chess
+import chess.engine
 import pytest
 from aiohttp import web
 
@@ -78,7 +79,7 @@ async def test_book_source(tmp_path: Path) -> None:
     source = BookSource(OpeningBook({"standard": [path]}))
     answer = await source.choose(chess.Board(), CONTEXT)
     assert isinstance(answer, SourcedMove) and answer.move.uci() == "d2d4"
-    assert answer.source == "book" and not answer.info  # no search: the last one stands
+    assert answer.source == "book" and answer.line is None  # no search: the last one stands
     board = chess.Board()
     board.push_uci("d2d4")
     assert await source.choose(board, CONTEXT) is None
@@ -121,7 +122,9 @@ async def test_online_source_and_suggest(
     assert isinstance(suggest, RootRestriction) and len(suggest.moves) == 2
     cloud = await OnlineSource(sources(), "best").choose(chess.Board(), CONTEXT)
     assert isinstance(cloud, SourcedMove) and cloud.source == "cloud_eval"
-    assert cloud.info["depth"] == 40 and [m.uci() for m in cloud.info["pv"]] == ["e2e4", "e7e5"]
+    assert cloud.line is not None and cloud.line.depth == 40
+    assert [m.uci() for m in cloud.line.pv] == ["e2e4", "e7e5"]
+    assert cloud.line.score == chess.engine.PovScore(chess.engine.Cp(25), chess.WHITE)
 
 
 async def test_online_time_follows_the_time_control(

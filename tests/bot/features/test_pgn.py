@@ -12,6 +12,7 @@ import chess.engine
 import chess.pgn
 from aiohttp import ClientSession, web
 
+from bot.engines.searchline import SearchLine
 from bot.features.pgn import (
     GameRecord,
     PgnObserver,
@@ -78,8 +79,8 @@ def test_a_full_record_has_headers_clocks_evals_and_pv() -> None:
     record = _record()
     _play(record, MOVES)
     pv = [chess.Move.from_uci(u) for u in ("g1f3", "b8c6", "f1b5", "a7a6")]
-    record.note_search(2, SearchNote(_score(31), 12, tuple(pv)))
-    record.note_search(0, SearchNote(None, None, (chess.Move.from_uci("e2e4"),), source="book"))
+    record.note_search(2, SearchNote(SearchLine(depth=12, score=_score(31), pv=tuple(pv))))
+    record.note_search(0, SearchNote(None, source="book"))
     text = finished_pgn(record, "resign", "white")
     game = chess.pgn.read_game(io.StringIO(text))
     assert game is not None
@@ -111,7 +112,7 @@ def test_results_and_terminations() -> None:
 def test_a_takeback_drops_moves_clocks_and_notes() -> None:
     record = _record()
     _play(record, MOVES[:4])
-    record.note_search(2, SearchNote(_score(20), 9))
+    record.note_search(2, SearchNote(SearchLine(depth=9, score=_score(20))))
     record.update(_state(MOVES[:2], 170.0, 170.0))
     assert record.moves == MOVES[:2] and 2 not in record.notes and 3 not in record.clocks_s
     record.update(_state([*MOVES[:2], "d2d4"], 169.0, 170.0))
@@ -176,8 +177,9 @@ def test_a_restarted_game_is_completed_from_the_export() -> None:
     record = _record(MOVES[:4])  # we joined after four plies
     assert not record.complete
     record.update(_state(MOVES[:5], 170.0, 175.0))
-    record.note_search(4, SearchNote(_score(-45), 15, (chess.Move.from_uci("f1c4"),
-                                                       chess.Move.from_uci("g8f6"))))
+    record.note_search(4, SearchNote(SearchLine(
+        depth=15, score=_score(-45),
+        pv=(chess.Move.from_uci("f1c4"), chess.Move.from_uci("g8f6")))))
     record.update(_state(MOVES, 170.0, 174.0))
     text = finished_pgn(record, "resign", "black", EXPORT)
     game = chess.pgn.read_game(io.StringIO(text))
@@ -218,7 +220,7 @@ async def test_the_observer_completes_a_restarted_game_from_a_real_export(
             board.push_uci(uci)
         observer.our_move(4, board, SourcedMove(
             chess.Move.from_uci("f1c4"), "engine",
-            {"score": _score(-45), "depth": 15, "pv": [chess.Move.from_uci("f1c4")]}))
+            SearchLine(depth=15, score=_score(-45), pv=(chess.Move.from_uci("f1c4"),))))
         observer.game_state(_state(MOVES, 170.0, 174.0, status="resign", winner="black"))
         await observer.game_finished("resign", "black")
     assert observer.written == tmp_path / "games.pgn"
@@ -244,7 +246,7 @@ def test_a_pv_after_the_last_move_never_extends_the_game() -> None:
     record = _record()
     _play(record, MOVES[:3])
     pv = tuple(chess.Move.from_uci(u) for u in ("g1f3", "b8c6", "f1b5"))
-    record.note_search(2, SearchNote(_score(20), 10, pv))
+    record.note_search(2, SearchNote(SearchLine(depth=10, score=_score(20), pv=pv)))
     game = build_game(record, "resign", "white")
     assert [n.move.uci() for n in game.mainline()] == MOVES[:3]
     assert game.end().eval() == _score(20)

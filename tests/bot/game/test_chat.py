@@ -7,7 +7,7 @@ import chess.engine
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.engines.searchline import pv_san, score_text
+from bot.engines.searchline import SearchLine, pv_san, score_text
 from bot.game.chat import (
     MAX_CHAT_CHARS,
     format_count,
@@ -49,28 +49,45 @@ def test_pv_stops_at_an_illegal_move() -> None:
     assert pv_san(chess.Board(), pv) == ["1. e4"]
 
 
-def long_pv(board: chess.Board, plies: int) -> list[chess.Move]:
+def long_pv(board: chess.Board, plies: int) -> tuple[chess.Move, ...]:
     line, position = [], board.copy()
     for _ in range(plies):
         move = sorted(position.legal_moves, key=lambda m: m.uci())[0]
         line.append(move)
         position.push(move)
-    return line
+    return tuple(line)
 
 
 def test_kibitz_line_has_depth_score_speed_and_pv() -> None:
     board = chess.Board()
-    info = {"depth": 12, "seldepth": 18, "score": white(-40), "nps": 1_234_000,
-            "pv": long_pv(board, 4)}
-    line = kibitz_line(board, info)
+    searched = SearchLine(depth=12, seldepth=18, score=white(-40), nodes_per_s=1_234_000,
+                          pv=long_pv(board, 4))
+    line = kibitz_line(board, searched)
     assert line.startswith("depth 12/18 | eval -0.40 | 1.2M nps | PV 1. ")
     assert len(line) <= MAX_CHAT_CHARS
+
+
+def test_a_kibitz_line_reads_the_same_from_the_engine_s_info() -> None:
+    """Built from python-chess's InfoDict: a mate for Black, a bound score, no PV at all."""
+    mated: chess.engine.InfoDict = {"depth": 5, "seldepth": 7,
+                                    "score": chess.engine.PovScore(chess.engine.Mate(-1),
+                                                                   chess.WHITE),
+                                    "nodes": 900, "time": 0.01, "pv": []}
+    assert kibitz_line(chess.Board(), SearchLine.from_info(mated)) == \
+        "depth 5/7 | eval mate in 1 for Black | 90k nps"
+    pv = [chess.Move.from_uci(u) for u in ("a2a3", "a7a6")]
+    lower: chess.engine.InfoDict = {"depth": 9, "score": white(31), "lowerbound": True, "pv": pv}
+    upper: chess.engine.InfoDict = {"depth": 9, "score": white(31), "upperbound": True, "pv": pv}
+    for bound in (lower, upper):
+        assert kibitz_line(chess.Board(), SearchLine.from_info(bound)) == \
+            "depth 9 | eval +0.31 | PV 1. a3 a6"
+    assert kibitz_line(chess.Board(), SearchLine.from_info({})) == ""
 
 
 def test_a_long_pv_is_cut_between_moves() -> None:
     board = chess.Board()
     pv = long_pv(board, 80)
-    line = kibitz_line(board, {"depth": 30, "score": white(mate=12), "pv": pv})
+    line = kibitz_line(board, SearchLine(depth=30, score=white(mate=12), pv=pv))
     assert len(line) <= MAX_CHAT_CHARS
     tokens = pv_san(board, pv)
     shown = line.split(" | PV ", 1)[1]
@@ -79,7 +96,7 @@ def test_a_long_pv_is_cut_between_moves() -> None:
 
 
 def test_nps_from_nodes_and_time_when_missing() -> None:
-    line = kibitz_line(chess.Board(), {"nodes": 50_000, "time": 0.5})
+    line = kibitz_line(chess.Board(), SearchLine(nodes=50_000, time_s=0.5))
     assert line == "100k nps"
 
 
@@ -108,11 +125,11 @@ def test_a_bare_pv_of_piece_moves_is_not_lowered_by_lila() -> None:
     """lila lowers lines with more capitals than small letters up front; SAN never has more,
     the upper-case marker tips it: written small then, and only then."""
     board = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-    moves = [chess.Move.from_uci(u) for u in ("a1b1", "a8b8", "b1c1", "b8c8")]
-    line = kibitz_line(board, {"pv": moves})
+    moves = tuple(chess.Move.from_uci(u) for u in ("a1b1", "a8b8", "b1c1", "b8c8"))
+    line = kibitz_line(board, SearchLine(pv=moves))
     assert line == "pv 1. Rb1 Rb8 2. Rc1 Rc8" and not lila_would_lower(line)
     assert lila_would_lower("PV 1. Rb1 Rb8 2. Rc1 Rc8")
-    pawns = [chess.Move.from_uci(u) for u in ("a2a3", "a7a6")]
-    assert kibitz_line(chess.Board(), {"pv": pawns}) == "PV 1. a3 a6"
+    pawns = tuple(chess.Move.from_uci(u) for u in ("a2a3", "a7a6"))
+    assert kibitz_line(chess.Board(), SearchLine(pv=pawns)) == "PV 1. a3 a6"
     assert not lila_would_lower("depth 9 | eval +0.31 | 1.2M nps | PV 1. Rb1 Rb8 2. Rc1 Rc8")
     assert not lila_would_lower("1. O-O O-O-O 2. a3")  # castling words do not count

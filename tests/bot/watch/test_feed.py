@@ -18,8 +18,9 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot.engines.searchline import SearchLine
 from bot.game.game import GameSnapshot
-from bot.game.hooks import GameContext, SourcedMove
+from bot.game.hooks import GameContext, LastSearch, SourcedMove
 from bot.game.metrics import GameOutcome, Metrics, MoveTiming
 from bot.lichess.client import EVENT_STREAM_KIND, Lichess, endpoint_kind
 from bot.lichess.events import ChatLine, Player
@@ -51,7 +52,7 @@ class FakeGame:
 
     board: chess.Board = field(default_factory=chess.Board)
     clocks_s: tuple[float, float] = (180.0, 180.0)
-    last_search: tuple[chess.Board, dict[str, Any]] | None = None
+    last_search: LastSearch | None = None
     chat: deque[ChatLine] = field(default_factory=deque)
     mover: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(engine_pid=None,
                                                                            last_search=None))
@@ -95,10 +96,11 @@ def fake_bot(client: Lichess, game: FakeGame | None = None,
                            arenas=SimpleNamespace(summaries=lambda: list(arenas)))
 
 
-def searched(board: chess.Board, cp: int) -> tuple[chess.Board, dict[str, Any]]:
+def searched(board: chess.Board, cp: int) -> LastSearch:
     move = next(iter(board.legal_moves))
-    return board.copy(), {"depth": 9, "nps": 250_000, "nodes": 12345, "pv": [move],
-                          "score": chess.engine.PovScore(chess.engine.Cp(cp), chess.WHITE)}
+    return board.copy(), SearchLine(
+        depth=9, nodes_per_s=250_000, nodes=12345, pv=(move,),
+        score=chess.engine.PovScore(chess.engine.Cp(cp), chess.WHITE))
 
 
 async def test_a_page_gets_everything_then_only_what_changed(client: Lichess) -> None:
@@ -191,16 +193,18 @@ def test_the_eval_recorder_keeps_white_centipawns_by_ply() -> None:
     board = chess.Board()
     black = chess.engine.PovScore(chess.engine.Cp(50), chess.BLACK)
     recorder.our_move(1, board, SourcedMove(chess.Move.from_uci("e7e5"), "engine",
-                                            {"score": black}))
+                                            SearchLine(score=black)))
     mate = chess.engine.PovScore(chess.engine.Mate(3), chess.WHITE)
     recorder.our_move(2, board, SourcedMove(chess.Move.from_uci("e2e4"), "engine",
-                                            {"score": mate}))
-    recorder.our_move(4, board, SourcedMove(chess.Move.from_uci("d2d4"), "book", {}))
+                                            SearchLine(score=mate)))
+    recorder.our_move(4, board, SourcedMove(chess.Move.from_uci("d2d4"), "book"))
     assert evals == {2: -50, 3: 1000}  # after the move; a mate at the edge; a book move: none
 
 
 async def test_metrics_parse_and_name_things_as_prometheus_does(client: Lichess) -> None:
-    bot = fake_bot(client, FakeGame())
+    game = FakeGame()
+    game.mover.last_search = searched(game.board, 35)
+    bot = fake_bot(client, game)
     metrics: Metrics = bot.metrics
     for overhead_s in (0.0005, 0.003, 0.003, 2.0):
         metrics.moved(MoveTiming("Qa7bX1pz", 1, overhead_s, 0.1, "engine"))
@@ -231,6 +235,7 @@ async def test_metrics_parse_and_name_things_as_prometheus_does(client: Lichess)
     assert samples["kibitz_pv_lines_dropped_total", ()] == 3
     assert samples["kibitz_process_tree_memory_bytes", ()] == 150
     assert samples["kibitz_games_in_progress", ()] == 1
+    assert samples["kibitz_engine_nodes_per_second", ()] == 250_000
     assert samples["kibitz_up_seconds", ()] == 12.5
     assert samples["kibitz_event_stream_connected", ()] == 0
 

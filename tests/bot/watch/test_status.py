@@ -11,6 +11,7 @@ import chess
 import chess.engine
 import pytest
 
+from bot.engines.searchline import SearchLine
 from bot.game.game import GameSnapshot
 from bot.game.hooks import GameContext
 from bot.lichess.events import Player
@@ -159,8 +160,8 @@ def test_a_game_is_shown_from_its_public_snapshot() -> None:
     searched = chess.Board()
     searched.push_san("e4")
     searched.push_san("e5")
-    info = {"score": chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE),
-            "pv": [chess.Move.from_uci("g1f3"), chess.Move.from_uci("b8c6")]}
+    line = SearchLine(score=chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE),
+                      pv=(chess.Move.from_uci("g1f3"), chess.Move.from_uci("b8c6")))
     context = GameContext(game_id="Qa7bX1pz", variant="standard", speed="blitz", rated=True,
                           me="kibitz", color=chess.WHITE,
                           white=Player("kibitz", "kibitz", "BOT", 2000),
@@ -168,7 +169,7 @@ def test_a_game_is_shown_from_its_public_snapshot() -> None:
                           clock_initial_s=60.0, clock_increment_s=0.0)
     view = view_of(GameSnapshot(game_id="Qa7bX1pz", context=context, board=board,
                                 our_clock_s=62.4, their_clock_s=58.0,
-                                last_search=(searched, info), our_turn=False))
+                                last_search=(searched, line), our_turn=False))
     assert view == GameView("Qa7bX1pz", "alice", "white", 62.4, 58.0, "+0.35", "2. Nf3",
                             "Nf3 Nc6", False)
 
