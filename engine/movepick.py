@@ -5,7 +5,10 @@ their capture history); the two killer moves; the counter move; quiet moves by h
 side's butterfly table plus the continuation tables of the last two moves); losing captures
 (negative SEE) last.  Quiescence orders its captures by MVV/LVA.
 Moves are scored once after generation and picked by selection (``pick_next``), so a cutoff on
-an early move never pays for sorting the rest.
+an early move never pays for sorting the rest.  A full-width node's captures are scored as
+winning ones first and their SEE is settled only when one is about to be picked
+(``pick_next_settled``): a node that cuts off early never pays for the exchanges of the captures
+it does not reach, and the order comes out exactly as if every SEE had been computed up front.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from engine.constants import (
     Int64Array,
     MoveArray,
 )
-from engine.jit import njit_noalloc
+from engine.jit import njit_noalloc, njit_noalloc_inline
 
 Int16Array = npt.NDArray[np.int16]
 
@@ -273,27 +276,26 @@ def score_moves(
     counter: int,
     history: Int32Array,
     side: int,
-    buf: Int64Array,
     cont_history: Int16Array,
     prev1: int,
     prev2: int,
     capture_history: Int16Array,
 ) -> None:
-    """Ordering keys for the ``n`` moves of a full-width node.
+    """Ordering keys for the ``n`` moves of a full-width node, to be picked with
+    ``pick_next_settled``.
 
-    ``prev1`` and ``prev2`` are the continuation indices of the opponent's last move and of our
-    own move before it (``NO_CONT`` where there is none).
+    Every capture and promotion is keyed as a winning one (``SCORE_GOOD_CAPTURE`` plus its
+    ``capture_key``); ``pick_next_settled`` moves those that lose material (negative SEE) to
+    ``SCORE_BAD_CAPTURE`` plus the same key once one of them would be picked.  ``prev1`` and
+    ``prev2`` are the continuation indices of the opponent's last move and of our own move
+    before it (``NO_CONT`` where there is none).
     """
     for i in range(n):
         move = moves[i]
         if move == hash_move:
             scores[i] = params.SCORE_HASH_MOVE
         elif is_tactical(move):
-            key = capture_key(board, move, capture_history)
-            if see_at_least_zero(board, move, buf):
-                scores[i] = params.SCORE_GOOD_CAPTURE + key
-            else:
-                scores[i] = params.SCORE_BAD_CAPTURE + key
+            scores[i] = params.SCORE_GOOD_CAPTURE + capture_key(board, move, capture_history)
         elif move == killer1:
             scores[i] = params.SCORE_KILLER_1
         elif move == killer2:
@@ -319,15 +321,25 @@ def score_captures(
             scores[i] = mvv_lva(board, move)
 
 
-@njit_noalloc
-def pick_next(moves: MoveArray, scores: Int32Array, start: int, n: int) -> int:
-    """Swap the best-scored move of ``start..n-1`` into ``start`` and return it."""
-    best = start
-    best_score = scores[start]
+@njit_noalloc_inline
+def _best_index(scores: Int32Array, start: int, n: int) -> int:
+    """The first index of the highest score in ``start..n-1`` (``n > start``).
+
+    Two passes: the maximum alone is a branch-free reduction the compiler vectorizes, and the
+    scan for its first occurrence stops early; one pass that tracks the index does neither.
+    """
+    top = scores[start]
     for i in range(start + 1, n):
-        if scores[i] > best_score:
-            best_score = scores[i]
-            best = i
+        top = max(top, scores[i])
+    best = start
+    while scores[best] != top:
+        best += 1
+    return best
+
+
+@njit_noalloc_inline
+def _take(moves: MoveArray, scores: Int32Array, start: int, best: int) -> int:
+    """Swap entry ``best`` into ``start`` and return its move."""
     if best != start:
         move = moves[best]
         moves[best] = moves[start]
@@ -336,6 +348,41 @@ def pick_next(moves: MoveArray, scores: Int32Array, start: int, n: int) -> int:
         scores[best] = scores[start]
         scores[start] = score
     return int(moves[start])
+
+
+@njit_noalloc
+def pick_next(moves: MoveArray, scores: Int32Array, start: int, n: int) -> int:
+    """Swap the best-scored move of ``start..n-1`` into ``start`` and return it (the first of
+    equal scores)."""
+    return _take(moves, scores, start, _best_index(scores, start, n))
+
+
+# Scores of the captures keyed as winning ones by ``score_moves``: above the killers, below the
+# hash move (a capture key is far smaller than the gaps between these buckets).
+_GOOD_CAPTURE_FLOOR = params.SCORE_KILLER_1
+_GOOD_CAPTURE_CEILING = params.SCORE_HASH_MOVE
+_LOSING_CAPTURE_SHIFT = params.SCORE_BAD_CAPTURE - params.SCORE_GOOD_CAPTURE
+
+
+@njit_noalloc
+def pick_next_settled(
+    board: BoardArray, moves: MoveArray, scores: Int32Array, start: int, n: int, buf: Int64Array
+) -> int:
+    """``pick_next`` over ``score_moves`` keys, settling the SEE of a capture as it comes up.
+
+    The best-scored move, if a capture keyed as winning that loses material, drops to the
+    losing captures and the pick is made again.  A settled score is never above its first
+    key, so the move picked and every swap are exactly those of ordering with every SEE known.
+    """
+    while True:
+        best = _best_index(scores, start, n)
+        score = scores[best]
+        if _GOOD_CAPTURE_FLOOR < score < _GOOD_CAPTURE_CEILING and not see_at_least_zero(
+            board, moves[best], buf
+        ):
+            scores[best] = score + _LOSING_CAPTURE_SHIFT
+            continue
+        return _take(moves, scores, start, best)
 
 
 @njit_noalloc

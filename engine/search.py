@@ -66,6 +66,7 @@ from engine.movepick import (
     new_cont_history,
     new_see_buffer,
     pick_next,
+    pick_next_settled,
     quiet_history,
     score_captures,
     score_moves,
@@ -531,7 +532,7 @@ def _negamax(
     prev2 = ply_moves[ply - 2] if ply >= 2 else NO_CONT
     score_moves(
         board, node_moves, node_scores, n, hash_move, killer1, killer2, counter, history, side,
-        see_buf, cont_history, prev1, prev2, capture_history,
+        cont_history, prev1, prev2, capture_history,
     )
 
     original_alpha = alpha
@@ -547,7 +548,7 @@ def _negamax(
         and static_eval + FUTILITY_MARGIN_CP * depth <= alpha
     )
     for i in range(n):
-        move = pick_next(node_moves, node_scores, i, n)
+        move = pick_next_settled(board, node_moves, node_scores, i, n, see_buf)
         if root and root_limit > 0:
             allowed = False
             for j in range(root_limit):

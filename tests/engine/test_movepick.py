@@ -7,16 +7,22 @@ import time
 import numpy as np
 
 from engine import params
+from engine.bench import BENCH_FENS
 from engine.board import Position
 from engine.constants import MAX_MOVES
+from engine.movegen import gen_moves
 from engine.movepick import (
     NO_CONT,
     capture_index,
     cont_index,
+    is_tactical,
     new_capture_history,
     new_cont_history,
     new_see_buffer,
+    pick_next,
+    pick_next_settled,
     score_moves,
+    see,
     update_capture_history,
     update_continuation,
 )
@@ -90,13 +96,14 @@ def test_quiet_moves_are_ordered_by_their_continuation_after_the_last_move() -> 
     prev1, prev2 = 123, 456
     update_continuation(table, prev1, cont_index(board, quiet), params.HISTORY_BONUS_MAX)
     update_continuation(table, prev2, cont_index(board, quiet), params.HISTORY_BONUS_MAX)
-    score_moves(board, moves, scores, n, 0, 0, 0, 0, history, 0, new_see_buffer(), table,
+    score_moves(board, moves, scores, n, 0, 0, 0, 0, history, 0, table,
                 prev1, prev2, new_capture_history())
     by_score = {int(moves[i]): int(scores[i]) for i in range(n)}
     assert by_score[quiet] == 2 * params.HISTORY_BONUS_MAX
-    assert by_score[quiet] == max(by_score.values())  # no capture here beats it
+    # every capture here loses material: settled, none comes before it
+    assert pick_next_settled(board, moves, scores, 0, n, new_see_buffer()) == quiet
     # without a previous move the continuation adds nothing
-    score_moves(board, moves, scores, n, 0, 0, 0, 0, history, 0, new_see_buffer(), table,
+    score_moves(board, moves, scores, n, 0, 0, 0, 0, history, 0, table,
                 NO_CONT, NO_CONT, new_capture_history())
     assert {int(scores[i]) for i in range(n) if int(moves[i]) == quiet} == {0}
 
@@ -128,7 +135,7 @@ def test_captures_of_one_victim_are_ordered_by_their_capture_history() -> None:
 
     def keys() -> dict[int, int]:
         score_moves(board, moves, scores, n, 0, 0, 0, 0, np.zeros((2, 128, 128), np.int32), 0,
-                    new_see_buffer(), new_cont_history(), NO_CONT, NO_CONT, captures)
+                    new_cont_history(), NO_CONT, NO_CONT, captures)
         return {int(moves[i]): int(scores[i]) for i in range(n)}
 
     before = keys()
@@ -139,3 +146,71 @@ def test_captures_of_one_victim_are_ordered_by_their_capture_history() -> None:
     after = keys()
     assert after[bishop] > after[knight]
     assert after[rook] > after[bishop]  # a rook taken still comes before a pawn
+
+
+def _positions_with_captures(count: int, seed: int) -> list[Position]:
+    """Bench positions and positions a few random moves on from them (many captures)."""
+    rng = np.random.default_rng(seed)
+    positions: list[Position] = []
+    for fen in BENCH_FENS:
+        for plies in range(0, 8, 2):
+            position = Position.from_fen(fen)
+            for _ in range(plies):
+                legal = position.legal_moves()
+                if not legal:
+                    break
+                position.push(legal[int(rng.integers(len(legal)))])
+            positions.append(position)
+            if len(positions) == count:
+                return positions
+    return positions
+
+
+def test_settled_picking_orders_exactly_as_every_see_computed_first() -> None:
+    """The lazy SEE of ``pick_next_settled`` picks the same moves in the same order, and leaves
+    the same scores, as eager SEE keys (reference: SEE first, then first-of-equals selection
+    in plain Python), with random histories (ties included) and a random hash move."""
+    rng = np.random.default_rng(48)
+    buf = new_see_buffer()
+    losing_seen = 0
+    for position in _positions_with_captures(160, 7):
+        board, stack, _keys, meta = position.arrays
+        moves = np.zeros(MAX_MOVES, dtype=np.int32)
+        n = gen_moves(board, stack, meta, moves)
+        if n == 0:
+            continue
+        history = rng.integers(-3, 3, size=(2, 128, 128)).astype(np.int32)  # many ties
+        captures = rng.integers(-2000, 2000, size=new_capture_history().shape).astype(np.int16)
+        hash_move = int(moves[int(rng.integers(n))]) if rng.random() < 0.5 else 0
+        killer = int(moves[int(rng.integers(n))])
+        scores = np.zeros(MAX_MOVES, dtype=np.int32)
+        score_moves(board, moves, scores, n, hash_move, killer, 0, 0, history, 0,
+                    new_cont_history(), NO_CONT, NO_CONT, captures)
+        # the reference: every capture's SEE first, then plain selection
+        ref_moves = [int(m) for m in moves[:n]]
+        ref_scores = [int(x) for x in scores[:n]]
+        for i, move in enumerate(ref_moves):
+            if move != hash_move and is_tactical(move) and see(board, move, buf) < 0:
+                ref_scores[i] += params.SCORE_BAD_CAPTURE - params.SCORE_GOOD_CAPTURE
+                losing_seen += 1
+        expected = []
+        for start in range(n):
+            best = max(range(start, n), key=lambda i: (ref_scores[i], -i))
+            ref_moves[start], ref_moves[best] = ref_moves[best], ref_moves[start]
+            ref_scores[start], ref_scores[best] = ref_scores[best], ref_scores[start]
+            expected.append(ref_moves[start])
+        picked = [pick_next_settled(board, moves, scores, i, n, buf) for i in range(n)]
+        assert picked == expected
+        assert [int(x) for x in scores[:n]] == ref_scores
+    assert losing_seen > 50  # the positions did exercise the settling
+
+
+def test_pick_next_takes_the_first_of_equal_best_scores() -> None:
+    moves = np.arange(1, MAX_MOVES + 1, dtype=np.int32)
+    scores = np.zeros(MAX_MOVES, dtype=np.int32)
+    scores[:40] = [5, 9, 1, 9, 9, 3, 0, 9] * 5
+    picked = [pick_next(moves, scores, i, 40) for i in range(40)]
+    # a swap moves the displaced entry to the winner's old place: 1st 9 is 2, then 4, 5, 8...
+    assert picked[:4] == [2, 4, 5, 8]
+    assert [int(x) for x in scores[:40]] == sorted([5, 9, 1, 9, 9, 3, 0, 9] * 5, reverse=True)
+    assert sorted(picked) == list(range(1, 41))
