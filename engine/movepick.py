@@ -327,14 +327,17 @@ def _best_index(scores: Int32Array, start: int, n: int) -> int:
 
     Two passes: the maximum alone is a branch-free reduction the compiler vectorizes, and the
     scan for its first occurrence stops early; one pass that tracks the index does neither.
+    The indices are unsigned: a signed index makes numba wrap negative ones around, which
+    turns the vector loads into one insert per element (measured: a pick over 40 scores took
+    about 140 ns that way, 50 ns unsigned, 72 ns with the one-pass loop).
     """
     top = scores[start]
-    for i in range(start + 1, n):
+    for i in range(np.uint64(start + 1), np.uint64(n)):
         top = max(top, scores[i])
-    best = start
+    best = np.uint64(start)
     while scores[best] != top:
-        best += 1
-    return best
+        best += np.uint64(1)
+    return int(best)
 
 
 @njit_noalloc_inline
