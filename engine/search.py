@@ -319,10 +319,11 @@ def _quiesce(
             continue
         legal += 1
         make_move(board, stack, keys, meta, move)
-        if net_meta[NM_ENABLED] != 0:
-            nnue.push(board, stack, meta, net16, net_meta, acc)
+        # the table lines load while the accumulators are updated
         tt.prefetch_bucket(tt_table, keys[row + 1])
         prefetch_entry(eval_cache, keys[row + 1])
+        if net_meta[NM_ENABLED] != 0:
+            nnue.push(board, stack, meta, net16, net_meta, acc)
         score = -_quiesce(
             board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
             info, stop, scratch, eval_cache, see_buf, net16, net_meta, acc, ply + 1, -beta, -alpha,
@@ -600,15 +601,17 @@ def _negamax(
             continue
         ply_moves[ply] = idx
         make_move(board, stack, keys, meta, move)
-        if net_meta[NM_ENABLED] != 0:
-            nnue.push(board, stack, meta, net16, net_meta, acc)
-        tt.prefetch_bucket(tt_table, keys[row + 1])
-        prefetch_entry(eval_cache, keys[row + 1])
         gives_check = in_check(board, stack, meta)
         # Futility pruning: a quiet move cannot lift a hopeless static score to alpha.
         if quiet and futile and not gives_check and best > -MATE_BOUND:
             unmake_move(board, stack, meta)
             continue
+        # Only a move that is searched pays for its table lines and accumulators; the lines
+        # are asked for first, so they load while the accumulators are updated.
+        tt.prefetch_bucket(tt_table, keys[row + 1])
+        prefetch_entry(eval_cache, keys[row + 1])
+        if net_meta[NM_ENABLED] != 0:
+            nnue.push(board, stack, meta, net16, net_meta, acc)
         if quiet:
             quiets_tried += 1
         new_depth = depth - 1
