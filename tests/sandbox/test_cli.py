@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 
 from sandbox.server import _challenge_spec, run_sandbox
+from tests.sandbox.spec import GUARD_S
 
 
 async def started_sandbox(**options: Any) -> tuple[asyncio.Task[None], list[str]]:
@@ -43,7 +44,7 @@ async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
                 assert (await reply.json())["title"] == "BOT"
             # The sparring partner challenges the bot with the asked time control.
             async with session.get(url + "/api/stream/event") as stream:
-                async with asyncio.timeout(5):
+                async with asyncio.timeout(GUARD_S):
                     async for raw in stream.content:
                         if raw.strip():
                             break
@@ -62,7 +63,7 @@ async def test_python_m_bot_sandbox_runs_until_stopped() -> None:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     try:
         assert process.stdout is not None
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(GUARD_S):
             url_line = (await process.stdout.readline()).decode().strip()
             token_lines = [(await process.stdout.readline()).decode().split() for _ in range(2)]
         url = url_line.removeprefix("url: ")

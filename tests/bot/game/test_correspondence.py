@@ -148,7 +148,7 @@ async def penpal_game(server: SandboxServer) -> tuple[str, Callable[[], int]]:
     """penpal challenges the bot (white) to a correspondence game and the bot makes its first
     move: the game id and a counter of its plies."""
     await server.challenge("penpal", BOT, None, None, days=3, color="black")
-    game_id = await server.wait_for_game("penpal", timeout_s=10)
+    game_id = await server.wait_for_game("penpal")
 
     def plies() -> int:
         return len(server.game_record(game_id).moves)
@@ -173,7 +173,7 @@ async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
             await wait_for(lambda: plies() == 3)  # found by the periodic check-in
             # The correspondence game holds no slot: a real-time game starts (concurrency 1).
             await server.challenge("blitzer", BOT, 60, 0)
-            live = await server.wait_for_game("blitzer", timeout_s=10)
+            live = await server.wait_for_game("blitzer")
             assert live != game_id
             server.end_game(live, "draw")
             await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
@@ -204,7 +204,7 @@ async def test_a_correspondence_challenge_never_waits_for_a_real_time_slot(
         token = server.add_account(BOT, bot=True)
         async with running_bot(server, config, token=token):
             await server.challenge("blitzer", BOT, 600, 0)
-            live = await server.wait_for_game("blitzer", timeout_s=10)
+            live = await server.wait_for_game("blitzer")
             _game_id, plies = await penpal_game(server)
             assert plies() == 1
             assert not server.game_record(live).finished  # the slot was never freed
