@@ -111,7 +111,7 @@ async def test_engine_crash_and_hang_mid_game_restart_the_engine(tmp_path: Path)
             async with running_bot(server, config) as run:
                 await server.start_opponent("rival", seed=3,
                                             challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-                (game_id,) = await bot_games(server, 1, 20)
+                (game_id,) = await bot_games(server, 1)
                 # Random against random: a long game; it only has to go on after the fault.
                 async with asyncio.timeout(30):
                     while run.metrics.engine_restarts == 0:  # noqa: ASYNC110
@@ -133,7 +133,7 @@ async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> No
             # A real engine for the rival, so the game lasts until it leaves.
             rival = await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                                 challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             token = server.account("rival").token
             # Both sides have moved; then the rival stops moving, so the position holds still
             # on the rival's turn while its takeback proposal waits for the bot's answer (a
@@ -185,7 +185,7 @@ async def test_shutdown_keeps_its_deadline_when_the_server_hangs_on_resign(
         await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         async with running_bot(server, resign) as run:
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
@@ -209,7 +209,7 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         async with running_bot(server, abandon, token=token) as run:
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
@@ -253,7 +253,7 @@ async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(
         await asyncio.wait_for(ready.wait(), 30)
         await server.start_opponent("rival", seed=4,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
-        await bot_games(server, 1, 20)
+        await bot_games(server, 1)
         caplog.clear()
         os.kill(os.getpid(), signal.SIGINT)
         await wait_for(lambda: "stopping: 1 games may finish" in caplog.text)

@@ -49,7 +49,7 @@ async def start_games(server: SandboxServer, count: int) -> list[str]:
     for index in range(count):
         await server.start_opponent(f"rival{index}", seed=index,
                                     challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-    return await bot_games(server, count, 20)
+    return await bot_games(server, count)
 
 
 async def test_dropped_and_silent_streams_mid_game(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ async def test_resyncs_are_counted_in_a_row_not_per_game(tmp_path: Path) -> None
             # An engine rival, so the game outlasts the four stalls.
             await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.02,
                                         challenge=ChallengeSpec(BOT, 300, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             for _ in range(4):
                 reached = len(server.game_record(game_id).moves)
                 server.fail(400, f"/api/bot/game/{game_id}/move/*", count=1)

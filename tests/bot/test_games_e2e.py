@@ -162,7 +162,7 @@ async def test_pondering_on_the_opponents_time(
         async with running_bot(server, config) as run:
             await server.start_opponent("thinker", engine=strong_opponent(), movetime_s=0.2,
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             async with asyncio.timeout(30):
                 while len(server.game_record(game_id).moves) < 16:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)

@@ -26,6 +26,7 @@ from bot.ops.config import Config, CorrespondenceConfig
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    FAKE_ENGINE,
     assert_legal,
     make_config,
     post_as,
@@ -130,9 +131,14 @@ async def test_the_desk_records_each_end_no_visit_saw_once() -> None:
 def corr_config(tmp_path: Path) -> Config:
     config = make_config(tmp_path, concurrency=1)
     speeds = (*config.challenge.speeds, "correspondence")
+    # Each visit starts an engine: one that answers at once with a random legal move, as
+    # these tests are about the visits, not the moves (a start of the built-in engine loads
+    # seconds of compiled code).
+    fake = (sys.executable, FAKE_ENGINE, "none", "0")
     # A one-second check-in is for the test only; the config allows 10 s at least.
     return dataclasses.replace(
         config, challenge=dataclasses.replace(config.challenge, speeds=speeds),
+        engine=dataclasses.replace(config.engine, command=fake),
         correspondence=CorrespondenceConfig(think_s=0.1, checkin_interval_s=1.0))
 
 
