@@ -147,7 +147,7 @@ async def test_resyncs_are_counted_in_a_row_not_per_game(tmp_path: Path) -> None
                 server.fail(400, f"/api/bot/game/{game_id}/move/*", count=1)
                 assert await plies(server, game_id, reached + 4)
             server.end_game(game_id, "draw")
-            record = await server.wait_for_game_end(game_id, 10)
+            record = await server.wait_for_game_end(game_id, GUARD_S)
         assert run.task.result() == 0
     assert_legal(record)
     assert record.status == "draw"  # ended by the test, never given up by the bot
@@ -174,7 +174,7 @@ async def test_a_game_that_crashes_is_resigned_and_the_others_play_on(
         async with running_bot(server, make_config(tmp_path)) as run:
             first, second = await start_games(server, 2)
             doomed.append(first)
-            crashed = await server.wait_for_game_end(first, 30)
+            crashed = await server.wait_for_game_end(first, GUARD_S)
             survivor = await server.wait_for_game_end(second, 60)
             assert not run.task.done()  # the bot itself is still running
         assert run.task.result() == 0

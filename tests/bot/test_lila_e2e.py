@@ -95,10 +95,10 @@ async def test_a_refused_claim_is_tried_again_while_the_opponent_stays_gone(
             rival = await server.start_opponent(
                 "rival", challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1)
-            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2, 20)
+            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2)
             await rival.hold_moves()
             rival_white = server.game(game_id).players[chess.WHITE].username == "rival"
-            await wait_for(lambda: server.game(game_id).turn == rival_white, 20)
+            await wait_for(lambda: server.game(game_id).turn == rival_white)
             server.fail(400, "/api/bot/game/*/claim-victory", count=1)
             await rival.stop()
             record = await server.wait_for_game_end(game_id, 60)

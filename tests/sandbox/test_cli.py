@@ -27,7 +27,7 @@ async def started_sandbox(**options: Any) -> tuple[asyncio.Task[None], list[str]
 
     task = asyncio.create_task(run_sandbox("127.0.0.1", 0, keepalive_s=0.2,
                                            print_line=print_line, **options))
-    await asyncio.wait_for(printed.wait(), 5)
+    await asyncio.wait_for(printed.wait(), GUARD_S)
     return task, lines
 
 
@@ -74,14 +74,14 @@ async def test_python_m_bot_sandbox_runs_until_stopped() -> None:
             assert reply.status == 200
     finally:
         process.terminate()
-        await asyncio.wait_for(process.wait(), 10)
+        await asyncio.wait_for(process.wait(), GUARD_S)
 
 
 async def test_bad_command_lines_exit_with_a_message() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "sandbox", "--fault", "status=99",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    _, stderr = await asyncio.wait_for(process.communicate(), 20)
+    _, stderr = await asyncio.wait_for(process.communicate(), GUARD_S)
     assert process.returncode == 2
     assert b"HTTP error code" in stderr
 
@@ -100,7 +100,7 @@ async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "sandbox", "--port", "0", "--engine", "/nonexistent/engine",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    _, stderr = await asyncio.wait_for(process.communicate(), 20)
+    _, stderr = await asyncio.wait_for(process.communicate(), GUARD_S)
     assert process.returncode == 2
     assert b"cannot start the UCI engine" in stderr
     blocker = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
@@ -109,7 +109,7 @@ async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "sandbox", "--port", str(port),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        _, stderr = await asyncio.wait_for(process.communicate(), 20)
+        _, stderr = await asyncio.wait_for(process.communicate(), GUARD_S)
     finally:
         blocker.close()
         await blocker.wait_closed()

@@ -155,7 +155,7 @@ async def test_the_opponent_stops_challenging_after_its_games(
             game_id = (await events.until("gameStart"))["game"]["gameId"]
             await duel.bot.post(f"/api/bot/game/{game_id}/resign")  # aborts: nobody moved
             # The decision is taken as the gameFinish is handled, with finished() set.
-            await asyncio.wait_for(opponent.finished(game_id).wait(), 5)
+            await asyncio.wait_for(opponent.finished(game_id).wait(), GUARD_S)
             after_games.append(len(scheduled))
     assert scheduled[after_games[0] - 1] == 0.1 / 4  # the first game's end: challenge again
     assert after_games[1] == after_games[0]  # the second's: no more

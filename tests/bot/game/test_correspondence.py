@@ -27,6 +27,7 @@ from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
     FAKE_ENGINE,
+    GUARD_S,
     assert_legal,
     make_config,
     post_as,
@@ -90,7 +91,7 @@ async def test_the_desk_visits_games_closest_to_their_deadline_first() -> None:
             desk = CorrespondenceDesk(
                 CorrespondenceConfig(think_s=1, checkin_interval_s=60), client,
                 lambda game_id, _think_s: Recorder(game_id, visited, stop, fast, 2), stop)
-            await asyncio.wait_for(desk.run(), 10)
+            await asyncio.wait_for(desk.run(), GUARD_S)
         assert visited == [fast, slow]  # the broken visit did not stop the next one
 
 
@@ -232,7 +233,7 @@ async def test_a_visit_that_cannot_think_leaves_without_resigning(tmp_path: Path
             visit = Game(game_id, client=client, config=config, engines=engines,
                          me=Me(BOT, BOT), hooks=GameHooks(), load=ThinkingLoad(),
                          metrics=Metrics(), ledger=TakebackLedger(tmp_path, 0), think_s=0.1)
-            outcome = await asyncio.wait_for(visit.run(), 20)
+            outcome = await asyncio.wait_for(visit.run(), GUARD_S)
             await engines.close()
         assert outcome.status == "started" and outcome.reason.startswith("gave up")
         assert server.game_record(game_id).status == "started"

@@ -146,7 +146,7 @@ async def test_a_broken_snapshot_never_stops_the_status(
     time = SteppedTime(until_s=2.0)
     task = asyncio.create_task(run_status(flaky, interval_s=0, notify=sent.append,
                                           notify_every_s=0.25, now=time.now, sleep=time.sleep))
-    await asyncio.wait_for(time.reached.wait(), 10)
+    await asyncio.wait_for(time.reached.wait(), GUARD_S)
     assert not task.done()  # four of the eight snapshots failed
     await time.run_until_reached(task)
     assert calls == 8

@@ -127,7 +127,7 @@ async def test_page_metrics_and_health_agree_with_the_sandbox(tmp_path: Path) ->
                                 resp.headers["Content-Security-Policy"]
                 name, data = await _hello(base, auth)
                 pages["/events"] = data
-        assert await asyncio.wait_for(run.task, 30) == 0
+        assert await asyncio.wait_for(run.task, GUARD_S) == 0
 
     assert name == "hello"
     hello = json.loads(data)
