@@ -191,8 +191,8 @@ async def test_shutdown_keeps_its_deadline_when_the_server_hangs_on_resign(
                     await asyncio.sleep(0.05)
             server.delay(60, "/api/bot/game/*/resign")
             # grace 0.3 s + one 1 s deadline + engines closing: well within 30 s, while the
-            # server holds the resign for 60 s
-            assert await run.finish(timeout_s=GUARD_S) == EXIT_OK
+            # server holds the resign for 60 s (the bound is what is tested, not a guard)
+            assert await run.finish(timeout_s=30) == EXIT_OK
         server.clear_faults()
 
 
@@ -259,5 +259,6 @@ async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(
         await wait_for(lambda: "stopping: 1 games may finish" in caplog.text)
         assert not task.done()  # a game is running: waiting for it within the grace period
         os.kill(os.getpid(), signal.SIGINT)
-        assert await asyncio.wait_for(task, GUARD_S) == EXIT_INTERRUPTED
+        # at once: well within the 60 s grace period the first SIGINT granted
+        assert await asyncio.wait_for(task, 10) == EXIT_INTERRUPTED
     logging.getLogger("bot").info("signals restored")

@@ -136,8 +136,7 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
                 # runs (the bot's own warm-up limit), not for a fixed time.
                 messages = await _collect(systemd, until="READY=1", timeout_s=WARM_UP_TIMEOUT_S,
                                           process=process)
-                messages += await _collect(systemd, until="WATCHDOG=1", timeout_s=GUARD_S,
-                                          count=3)
+                messages += await _collect(systemd, until="WATCHDOG=1", timeout_s=10, count=3)
                 # A game in progress shows in the status (opponent, clocks, score).
                 await server.start_opponent(
                     "sparring", engine=engine_command(), movetime_s=0.5,
