@@ -856,7 +856,7 @@ HELPER_THREAD_NAME = "search-helper"  # helper thread i is named "search-helper-
 
 
 @dataclass
-class _Line:
+class ThreadLine:
     """The line a search thread would play: its moves, and the deepest iteration it completed."""
 
     moves: list[int]
@@ -864,6 +864,16 @@ class _Line:
     score: int = 0
     depth: int = 0  # 0: no iteration completed
     thread: int = 0  # 0: the main thread, i: helper thread i
+
+
+def chosen_line(main: ThreadLine, helpers: list[ThreadLine]) -> ThreadLine:
+    """The line played: a helper's that completed a deeper iteration with a better score than
+    the best one so far (the main thread's at first), else the main thread's."""
+    best = main
+    for helper in helpers:
+        if helper.depth > best.depth and helper.score > best.score and helper.texts:
+            best = helper
+    return best
 
 
 def skips_depth(helper: int, depth: int) -> bool:
@@ -1096,11 +1106,7 @@ class Searcher:
             )
         finally:
             self._stop_helpers()
-        # A helper that completed a deeper iteration with a better score plays its move.
-        best = line
-        for helper in helper_lines:
-            if helper.depth > best.depth and helper.score > best.score and helper.texts:
-                best = helper
+        best = chosen_line(line, helper_lines)
         if best is not line:
             report(self._iteration(best.depth, best.score, "", started_s, best.texts))
         ponder = best.texts[1] if len(best.texts) > 1 else None
@@ -1118,11 +1124,11 @@ class Searcher:
         clock_started: Callable[[], float | None] | None,
         legal: list[int],
         max_depth: int,
-    ) -> _Line:
+    ) -> ThreadLine:
         """The main thread's iterative deepening: it reports, and it decides when to stop."""
         t = self.tables
         iteration_clock = IterationClock(budget)
-        best = _Line([legal[0]], (position.move_to_uci(legal[0]),))
+        best = ThreadLine([legal[0]], (position.move_to_uci(legal[0]),))
 
         def on_fail(value: int, bound: str) -> None:
             # the line is read once, for the best move and the info line alike
@@ -1165,11 +1171,11 @@ class Searcher:
         return best
 
     # -- helper threads ------------------------------------------------------------------------
-    def _start_helpers(self, position: Position, max_depth: int) -> list[_Line]:
+    def _start_helpers(self, position: Position, max_depth: int) -> list[ThreadLine]:
         """Start a thread per helper on a copy of the root, set up as the main thread's."""
         main = self.tables
         self.helper_stop[0] = 0
-        lines: list[_Line] = []
+        lines: list[ThreadLine] = []
         for index, (t, root) in enumerate(zip(self.helper_tables, self.helper_roots, strict=True),
                                           start=1):
             root.copy_from(position)
@@ -1178,7 +1184,7 @@ class Searcher:
             for slot in (I_GENERATION, I_NODE_LIMIT, I_ROOT_MOVES):
                 t.info[slot] = main.info[slot]
             t.pv_len.fill(0)
-            line = _Line([], (), thread=index)
+            line = ThreadLine([], (), thread=index)
             lines.append(line)
             thread = threading.Thread(
                 target=self._help,
@@ -1191,7 +1197,7 @@ class Searcher:
         return lines
 
     def _help(
-        self, index: int, t: SearchTables, position: Position, max_depth: int, line: _Line
+        self, index: int, t: SearchTables, position: Position, max_depth: int, line: ThreadLine
     ) -> None:
         """A helper's iterative deepening, until the main thread stops it or ``max_depth``."""
         score = 0

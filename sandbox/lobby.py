@@ -77,6 +77,8 @@ class Lobby:
         self.games: dict[str, Game] = {}
         self._timers: dict[str, Timer] = {}
         self.finished_waiters: list[tuple[str, asyncio.Future[Game]]] = []
+        # (account id, future): resolved with the next game that account starts
+        self.started_waiters: list[tuple[str, asyncio.Future[Game]]] = []
         # Called with every game that ends (the arenas score their games here).
         self.finish_listeners: list[Callable[[Game], None]] = []
         # Every reply's status, by the account that asked (None: no valid token), so a test
@@ -297,6 +299,10 @@ class Lobby:
         for color in (chess.WHITE, chess.BLACK):
             self.hub.send_event(game.players[color].id, {
                 "type": "gameStart", "game": game_event_info_json(game, color)})
+        for account_id, future in self.started_waiters:
+            if account_id in (white.id, black.id) and not future.done():
+                future.set_result(game)
+        self.started_waiters = [(a, f) for a, f in self.started_waiters if not f.done()]
         return game
 
     def find_game(self, game_id: str) -> Game:

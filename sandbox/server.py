@@ -302,16 +302,19 @@ class SandboxServer:
             await asyncio.wait_for(future, timeout_s)
         return self.game_record(game_id)
 
-    async def wait_for_game(self, username: str, timeout_s: float = 30.0,
-                            poll_s: float = 0.02) -> str:
-        """Wait until `username` has a game in progress; return its id."""
+    async def wait_for_game(self, username: str, timeout_s: float = 60.0) -> str:
+        """Wait until `username` has a game in progress (woken by the game's start, no
+        polling); return its id. `timeout_s` only bounds a hang."""
         account = self.account(username)
-        async with asyncio.timeout(timeout_s):
-            while True:
-                ongoing = self.lobby.ongoing(account)
-                if ongoing:
-                    return ongoing[0][0].id
-                await asyncio.sleep(poll_s)
+        ongoing = self.lobby.ongoing(account)
+        if ongoing:
+            return ongoing[0][0].id
+        future: asyncio.Future[Game] = asyncio.get_running_loop().create_future()
+        self.lobby.started_waiters.append((account.id, future))
+        try:
+            return (await asyncio.wait_for(future, timeout_s)).id
+        except TimeoutError:
+            raise TimeoutError(f"no game of {username} started in {timeout_s:g} s") from None
 
     def end_game(self, game_id: str, status: str = "aborted", winner: str | None = None) -> None:
         """End a game from the server side (e.g. `cheat`, `unknownFinish`)."""

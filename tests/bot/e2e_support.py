@@ -199,7 +199,7 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
                     await task
 
 
-async def bot_games(server: SandboxServer, count: int, timeout_s: float) -> list[str]:
+async def bot_games(server: SandboxServer, count: int, timeout_s: float = GUARD_S) -> list[str]:
     """Ids of the bot's games as they start, until `count` have started."""
     account = server.account(BOT)
     seen: list[str] = []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from tests.bot.e2e_support import GUARD_S
+
 
 class SteppedTime:
     """Each `sleep(s)` jumps `now()` forward by `s` at once. When time reaches `until_s` the
@@ -29,6 +31,6 @@ class SteppedTime:
 
     async def run_until_reached(self, task: asyncio.Task[None]) -> None:
         """Wait for `until_s`, then cancel the loop."""
-        await asyncio.wait_for(self.reached.wait(), 10)
+        await asyncio.wait_for(self.reached.wait(), GUARD_S)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

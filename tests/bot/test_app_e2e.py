@@ -111,9 +111,9 @@ async def test_engine_crash_and_hang_mid_game_restart_the_engine(tmp_path: Path)
             async with running_bot(server, config) as run:
                 await server.start_opponent("rival", seed=3,
                                             challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-                (game_id,) = await bot_games(server, 1, 20)
+                (game_id,) = await bot_games(server, 1)
                 # Random against random: a long game; it only has to go on after the fault.
-                async with asyncio.timeout(30):
+                async with asyncio.timeout(GUARD_S):
                     while run.metrics.engine_restarts == 0:  # noqa: ASYNC110
                         await asyncio.sleep(0.05)
                     record = server.game_record(game_id)
@@ -133,15 +133,15 @@ async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> No
             # A real engine for the rival, so the game lasts until it leaves.
             rival = await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                                 challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             token = server.account("rival").token
             # Both sides have moved; then the rival stops moving, so the position holds still
             # on the rival's turn while its takeback proposal waits for the bot's answer (a
             # move in between would cancel the proposal before the bot declines it).
-            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2, 20)
+            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2)
             await rival.hold_moves()
             rival_color = server.game(game_id).players[chess.WHITE].username == "rival"
-            await wait_for(lambda: server.game(game_id).turn == rival_color, 20)
+            await wait_for(lambda: server.game(game_id).turn == rival_color)
             hostile = ["!help", "!eval", "!" * 500, "x" * 5000, "visit https://evil.example now",
                        "\x00\x1b[31m\u202e!help", "!pv off", "!name\n!name", "\ud7ff" * 10]
             async with aiohttp.ClientSession(
@@ -157,7 +157,7 @@ async def test_hostile_chat_takebacks_and_claiming_victory(tmp_path: Path) -> No
             assert not server.game(game_id).takeback_offers
             # The rival leaves: the bot claims the win once Lichess allows it.
             await rival.stop()
-            record = await server.wait_for_game_end(game_id, 20)
+            record = await server.wait_for_game_end(game_id, GUARD_S)
         assert run.task.result() == EXIT_OK
     assert not any(line.text.startswith("Takeback") for line in record.chat)
     assert record.status == "timeout", record.status
@@ -185,13 +185,13 @@ async def test_shutdown_keeps_its_deadline_when_the_server_hangs_on_resign(
         await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         async with running_bot(server, resign) as run:
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             server.delay(60, "/api/bot/game/*/resign")
             # grace 0.3 s + one 1 s deadline + engines closing: well within 30 s, while the
-            # server holds the resign for 60 s
+            # server holds the resign for 60 s (the bound is what is tested, not a guard)
             assert await run.finish(timeout_s=30) == EXIT_OK
         server.clear_faults()
 
@@ -209,7 +209,7 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
         async with running_bot(server, abandon, token=token) as run:
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
@@ -241,23 +241,24 @@ async def test_sigterm_stops_gracefully_and_a_second_sigint_at_once(
         ready = asyncio.Event()
         task = asyncio.create_task(run_bot(config, url=server.url, token=token,
                                            timings=FAST_TIMINGS, on_ready=lambda _: ready.set()))
-        await asyncio.wait_for(ready.wait(), 30)
+        await asyncio.wait_for(ready.wait(), GUARD_S)
         os.kill(os.getpid(), signal.SIGTERM)
-        assert await asyncio.wait_for(task, 20) == EXIT_OK
+        assert await asyncio.wait_for(task, GUARD_S) == EXIT_OK
 
         long_grace = dataclasses.replace(config, game=dataclasses.replace(
             config.game, shutdown_grace_s=60))
         ready.clear()
         task = asyncio.create_task(run_bot(long_grace, url=server.url, token=token,
                                            timings=FAST_TIMINGS, on_ready=lambda _: ready.set()))
-        await asyncio.wait_for(ready.wait(), 30)
+        await asyncio.wait_for(ready.wait(), GUARD_S)
         await server.start_opponent("rival", seed=4,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
-        await bot_games(server, 1, 20)
+        await bot_games(server, 1)
         caplog.clear()
         os.kill(os.getpid(), signal.SIGINT)
         await wait_for(lambda: "stopping: 1 games may finish" in caplog.text)
         assert not task.done()  # a game is running: waiting for it within the grace period
         os.kill(os.getpid(), signal.SIGINT)
+        # at once: well within the 60 s grace period the first SIGINT granted
         assert await asyncio.wait_for(task, 10) == EXIT_INTERRUPTED
     logging.getLogger("bot").info("signals restored")

@@ -94,7 +94,7 @@ async def test_garbage_in_every_stream_is_skipped(tmp_path: Path,
             async with running_bot(server, make_config(tmp_path), url=proxy_url) as run:
                 await server.start_opponent("rival", seed=9,
                                             challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-                (game_id,) = await bot_games(server, 1, 20)
+                (game_id,) = await bot_games(server, 1)
                 record = await server.wait_for_game_end(game_id, 60)
         finally:
             await proxy.stop()
@@ -112,7 +112,7 @@ async def test_odd_game_endings_still_end_the_game(tmp_path: Path, quirk: str) -
         async with running_bot(server, make_config(tmp_path)) as run:
             await server.start_opponent("rival", seed=2,
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             record = await server.wait_for_game_end(game_id, 60)
             async with asyncio.timeout(GUARD_S):
                 while not run.metrics.games:  # noqa: ASYNC110 (the bot's side of the ending)

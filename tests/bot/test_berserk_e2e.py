@@ -14,7 +14,7 @@ import berserk
 import chess
 
 from sandbox.server import DEFAULT_HUMAN, SandboxServer
-from tests.bot.e2e_support import BOT, make_config, quiet_logs, running_bot, wait_for
+from tests.bot.e2e_support import BOT, GUARD_S, make_config, quiet_logs, running_bot, wait_for
 
 # berserk resigns after this many of its own moves: a whole game, kept short.
 BERSERK_MOVES = 3
@@ -74,7 +74,7 @@ async def test_berserk_plays_the_free_human_account_against_the_bot(tmp_path: Pa
         token = server.add_account(DEFAULT_HUMAN, bot=False)
         async with running_bot(server, make_config(tmp_path)):
             played = await asyncio.to_thread(play_human_side, server.url, token)
-            record = await server.wait_for_game_end(played.game_id, 20)
+            record = await server.wait_for_game_end(played.game_id, GUARD_S)
             pgn_file = tmp_path / "games" / f"{played.game_id}.pgn"
             await wait_for(pgn_file.exists)
         client = berserk.Client(session=berserk.TokenSession(token), base_url=server.url)

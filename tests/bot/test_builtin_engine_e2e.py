@@ -29,7 +29,7 @@ async def test_the_builtin_engine_plays_a_whole_game(tmp_path: Path) -> None:
         async with running_bot(server, config) as run:
             await server.start_opponent("rival", seed=11,
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 30)
+            (game_id,) = await bot_games(server, 1)
             assert (tmp_path / "state" / "engine.sock").is_socket()  # the host listens
             record = await server.wait_for_game_end(game_id, 120)
         assert run.task.result() == 0
@@ -57,7 +57,7 @@ async def test_the_builtin_engine_wins_three_check_and_king_of_the_hill(tmp_path
                 spec = ChallengeSpec(BOT, 60, 0, variant=variant, repeat=False,
                                      color="white" if index else "black")
                 await server.start_opponent(f"hill{index}", seed=index, challenge=spec)
-            game_ids = await bot_games(server, len(variants), 30)
+            game_ids = await bot_games(server, len(variants))
             records = [await server.wait_for_game_end(game_id, 120) for game_id in game_ids]
             await run.done_with(game_ids)  # PGN files written
         assert run.task.result() == 0

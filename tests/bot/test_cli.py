@@ -25,6 +25,7 @@ from bot.ops.config import Config, to_plain
 from bot.ops.token import TOKEN_ENV
 from bot.watch.server import PASSWORD_ENV
 from sandbox.server import SandboxServer
+from tests.bot.e2e_support import GUARD_S
 
 COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "tournament", "version")
 
@@ -253,7 +254,7 @@ async def test_sandbox_command_serves_until_interrupted(
             "sandbox", "--port", "0", stdout=asyncio.subprocess.PIPE, stderr=stderr)
     try:
         assert process.stdout is not None
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(GUARD_S):
             url = (await process.stdout.readline()).decode().split()[1]
             tokens = [(await process.stdout.readline()).decode().split() for _ in range(2)]
         assert {(kind, name) for _, name, _, kind in tokens} == {("bot", "kibitz"),
@@ -263,7 +264,7 @@ async def test_sandbox_command_serves_until_interrupted(
                 f"{url}/api/account", headers={"Authorization": f"Bearer {bot_token}"}) as reply:
             assert (await reply.json())["title"] == "BOT"
         process.send_signal(stop_signal)
-        assert await asyncio.wait_for(process.wait(), 30) == ExitCode.OK, \
+        assert await asyncio.wait_for(process.wait(), GUARD_S) == ExitCode.OK, \
             (tmp_path / "stderr.log").read_text()
     finally:
         if process.returncode is None:

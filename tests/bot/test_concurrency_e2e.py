@@ -39,7 +39,7 @@ async def play_simultaneous(
                 await server.start_opponent(
                     f"rival{index}", seed=index, engine=rival_engine, movetime_s=0.05,
                     challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            ids = await bot_games(server, games, 30)
+            ids = await bot_games(server, games)
             records = [await server.wait_for_game_end(g, timeout_s) for g in ids]
         assert run.task.result() == 0
     return records, run.metrics
@@ -86,7 +86,7 @@ async def test_requests_keep_under_the_servers_overall_limit(tmp_path: Path) -> 
         for index in range(2):
             await server.start_opponent(f"rival{index}", seed=index,
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-        ids = await bot_games(server, 2, 20)
+        ids = await bot_games(server, 2)
         await wait_for(lambda: run.metrics.moves_sent >= 12, timeout_s=60)
         for game_id in ids:
             server.end_game(game_id, "draw")

@@ -59,8 +59,8 @@ engines:
         # Fairy-Stockfish (the default) would
         server.add_account("hordefan", bot=False)
         refused = await server.challenge("hordefan", BOT, 60, 0, variant="horde")
-        await wait_for(lambda: len(server.game_records()) == 2, 30)
-        await wait_for(lambda: server.lobby.challenges[refused].status == "declined", 30)
+        await wait_for(lambda: len(server.game_records()) == 2)
+        await wait_for(lambda: server.lobby.challenges[refused].status == "declined")
         assert server.lobby.challenges[refused].decline_key == "variant"
         ids = [record.id for record in server.game_records()]
         for game_id in ids:

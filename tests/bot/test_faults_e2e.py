@@ -49,7 +49,7 @@ async def start_games(server: SandboxServer, count: int) -> list[str]:
     for index in range(count):
         await server.start_opponent(f"rival{index}", seed=index,
                                     challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-    return await bot_games(server, count, 20)
+    return await bot_games(server, count)
 
 
 async def test_dropped_and_silent_streams_mid_game(tmp_path: Path) -> None:
@@ -141,13 +141,13 @@ async def test_resyncs_are_counted_in_a_row_not_per_game(tmp_path: Path) -> None
             # An engine rival, so the game outlasts the four stalls.
             await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.02,
                                         challenge=ChallengeSpec(BOT, 300, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
+            (game_id,) = await bot_games(server, 1)
             for _ in range(4):
                 reached = len(server.game_record(game_id).moves)
                 server.fail(400, f"/api/bot/game/{game_id}/move/*", count=1)
                 assert await plies(server, game_id, reached + 4)
             server.end_game(game_id, "draw")
-            record = await server.wait_for_game_end(game_id, 10)
+            record = await server.wait_for_game_end(game_id, GUARD_S)
         assert run.task.result() == 0
     assert_legal(record)
     assert record.status == "draw"  # ended by the test, never given up by the bot
@@ -174,7 +174,7 @@ async def test_a_game_that_crashes_is_resigned_and_the_others_play_on(
         async with running_bot(server, make_config(tmp_path)) as run:
             first, second = await start_games(server, 2)
             doomed.append(first)
-            crashed = await server.wait_for_game_end(first, 30)
+            crashed = await server.wait_for_game_end(first, GUARD_S)
             survivor = await server.wait_for_game_end(second, 60)
             assert not run.task.done()  # the bot itself is still running
         assert run.task.result() == 0

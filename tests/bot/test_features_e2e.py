@@ -203,7 +203,7 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
                 await chatter.post(chat_id, "resign")
 
             await asyncio.gather(draw_game(), resign_game(), decline_game(), chat_game())
-            records = {gid: await server.wait_for_game_end(gid, 30)
+            records = {gid: await server.wait_for_game_end(gid, GUARD_S)
                        for gid in (draw_id, resign_id, decline_id, chat_id)}
             await run.done_with(records)  # goodbyes, last kibitz lines and PGN files
             records = {gid: server.game_record(gid) for gid in records}
@@ -304,7 +304,7 @@ async def test_no_takeback_with_a_bot_and_the_pgn_completed_across_a_restart(
             await undoer.move_after(game_id, 6)
             await until(lambda: len(server.game_record(game_id).moves) == 8)
             await undoer.post(game_id, "resign")
-            record = await server.wait_for_game_end(game_id, 20)
+            record = await server.wait_for_game_end(game_id, GUARD_S)
             await until(lambda: (tmp_path / "games" / f"{game_id}.pgn").exists(),
                         what="the PGN file")
         assert not ledger.exists() or json.loads(ledger.read_text()) == {}
@@ -386,8 +386,8 @@ async def test_book_and_online_sources_play_in_real_games(tmp_path: Path) -> Non
                     await ender.post(ending_id, "draw/yes")
 
                 await asyncio.gather(opening(), ending())
-                record = await server.wait_for_game_end(game_id, 20)
-                ending_record = await server.wait_for_game_end(ending_id, 20)
+                record = await server.wait_for_game_end(game_id, GUARD_S)
+                ending_record = await server.wait_for_game_end(ending_id, GUARD_S)
     finally:
         book.close()
     assert ending_record.moves[0] == "a2a3" and len(ending_record.moves) == 4
@@ -423,7 +423,7 @@ online:
             await until(lambda: len(server.game_record(game_id).moves) >= 3,
                         what="the bot's second move")
             await rival.post(game_id, "resign")
-            record = await server.wait_for_game_end(game_id, 20)
+            record = await server.wait_for_game_end(game_id, GUARD_S)
     assert record.moves[:3] == ("b2b3", "e7e5", "c1b2")
     assert server.online.requests["cloud_eval"] >= 1
     assert server.online.requests["explorer"] >= 2
@@ -453,6 +453,6 @@ online:
             await until(lambda: len(server.game_record(game_id).moves) >= 1,
                         what="the bot's move")
             await rival.post(game_id, "resign")
-            record = await server.wait_for_game_end(game_id, 20)
+            record = await server.wait_for_game_end(game_id, GUARD_S)
     assert record.moves[0] in ("e1f1", "e1e2")
     assert server.online.requests["tablebase"] >= 1

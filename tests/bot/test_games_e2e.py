@@ -100,7 +100,7 @@ draw: {accept: true, min_move: 0, moves: 1, margin_cp: 150}
             clock.advance(config.game.abort_after_s + 1)
             records: dict[str, GameRecord] = {}
             for game_id in (resign_id, draw_id, abort_id):
-                records[game_id] = await server.wait_for_game_end(game_id, 30)
+                records[game_id] = await server.wait_for_game_end(game_id, GUARD_S)
             others = [r for r in server.game_records() if r.id not in records]
             assert len(others) == 3
             for record in others:
@@ -162,8 +162,8 @@ async def test_pondering_on_the_opponents_time(
         async with running_bot(server, config) as run:
             await server.start_opponent("thinker", engine=strong_opponent(), movetime_s=0.2,
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
-            async with asyncio.timeout(30):
+            (game_id,) = await bot_games(server, 1)
+            async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < 16:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             server.end_game(game_id, "draw")

@@ -48,7 +48,7 @@ async def test_our_daily_bot_cap_declines_bots_and_still_serves_people(tmp_path:
             assert (answered(robo), answered(robo2)) == ("later", "later")
             assert server.lobby.replies[(BOT, 429)] == 1  # one accept refused, not two
             person2 = server.lobby.challenges[await server.challenge("person2", BOT, 180, 2)]
-            await wait_for(lambda: answered(person2) is not None, timeout_s=10)
+            await wait_for(lambda: answered(person2) is not None)
             assert answered(person2) == "accepted"
             server.end_game(person2.id, "draw")
 
@@ -94,11 +94,11 @@ async def test_a_refused_claim_is_tried_again_while_the_opponent_stays_gone(
         async with running_bot(server, make_config(tmp_path)):
             rival = await server.start_opponent(
                 "rival", challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-            (game_id,) = await bot_games(server, 1, 20)
-            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2, 20)
+            (game_id,) = await bot_games(server, 1)
+            await wait_for(lambda: len(server.game_record(game_id).moves) >= 2)
             await rival.hold_moves()
             rival_white = server.game(game_id).players[chess.WHITE].username == "rival"
-            await wait_for(lambda: server.game(game_id).turn == rival_white, 20)
+            await wait_for(lambda: server.game(game_id).turn == rival_white)
             server.fail(400, "/api/bot/game/*/claim-victory", count=1)
             await rival.stop()
             record = await server.wait_for_game_end(game_id, 60)

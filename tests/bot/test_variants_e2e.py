@@ -77,7 +77,7 @@ async def test_a_whole_game_in_every_variant_fairy_stockfish_plays(tmp_path: Pat
                 server.add_account(f"asker{variant}", bot=False)
                 declined[variant] = await server.challenge(f"asker{variant}", BOT, 60, 0,
                                                            variant=variant)
-            await wait_for(lambda: len(server.game_records()) == len(variants), 30)
+            await wait_for(lambda: len(server.game_records()) == len(variants))
             records = {r.variant: await server.wait_for_game_end(r.id, GAME_TIMEOUT_S)
                        for r in server.game_records()}
             await run.done_with(r.id for r in records.values())  # kibitz lines and PGN files
@@ -115,7 +115,7 @@ async def test_a_whole_atomic_game_with_an_engine_that_plays_atomic(tmp_path: Pa
             running_bot(server, config, timings=UNBUDGETED) as run:
         await server.start_opponent("blaster", seed=7, challenge=ChallengeSpec(
             BOT, 60, 0, variant="atomic", repeat=False, color="black"))
-        await wait_for(lambda: len(server.game_records()) == 1, 30)
+        await wait_for(lambda: len(server.game_records()) == 1)
         game_id = server.game_records()[0].id
         await server.wait_for_game_end(game_id, GAME_TIMEOUT_S)
         await run.done_with([game_id])

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import chess
 import numba
@@ -19,7 +19,7 @@ import pytest
 from engine import nnue, tt
 from engine.board import Position
 from engine.constants import MAX_MOVES
-from engine.params import DEFAULT_EVAL_FILE
+from engine.params import DEFAULT_EVAL_FILE, MATE
 from engine.search import (
     HELPER_THREAD_NAME,
     I_NODES,
@@ -27,6 +27,8 @@ from engine.search import (
     Searcher,
     SearchResult,
     SearchTables,
+    ThreadLine,
+    chosen_line,
     skips_depth,
 )
 from engine.timeman import GoLimits, TimeBudget
@@ -77,9 +79,10 @@ def test_threads_play_a_legal_move_in_every_perft_position(searcher: Searcher) -
 
 def test_threads_play_a_legal_move_in_random_positions(searcher: Searcher) -> None:
     # node limits (shared by the threads) stop the main thread at any point of an iteration,
-    # and let a helper that went deeper supply the move
+    # and let a helper that went deeper supply the move (about one search in twenty, as the
+    # threads happen to be scheduled: that a helper's line is played at all is tested below
+    # without the scheduler)
     boards = random.Random(48).sample(random_boards(48, 20, False, 120), 200)
-    from_helpers = 0
     for number, board in enumerate(boards):
         position = Position.from_fen(board.fen())
         limits = GoLimits(nodes=1000 + 500 * (number % 5))
@@ -89,10 +92,51 @@ def test_threads_play_a_legal_move_in_random_positions(searcher: Searcher) -> No
         assert result.nodes <= limits.nodes + searcher.threads * 1024  # type: ignore[operator]
         assert not searcher.helper_threads and not _helpers_alive()
         if result.thread > 0:  # the helper's line is reported last, as the move played
-            from_helpers += 1
             assert (iterations[-1].depth, iterations[-1].pv) == (result.depth, result.pv)
-    # about one search in twenty plays a helper's move (10 and 11 of 200 when measured)
-    assert from_helpers > 0
+
+
+def _line(depth: int, score: int, thread: int, texts: tuple[str, ...] = ("e2e4",)) -> ThreadLine:
+    return ThreadLine([], texts, score=score, depth=depth, thread=thread)
+
+
+def test_a_helper_line_is_chosen_only_deeper_and_better() -> None:
+    main = _line(5, 20, 0)
+    assert chosen_line(main, []) is main
+    deeper_better = _line(6, 30, 1)
+    assert chosen_line(main, [deeper_better]) is deeper_better
+    for helper in (_line(6, 20, 1), _line(5, 90, 1), _line(4, 90, 1), _line(6, 30, 1, ())):
+        # as good but deeper, better at the same depth, better but shallower, no move
+        assert chosen_line(main, [helper]) is main, helper
+    # the helpers are compared with the best line so far, not with the main thread's alone
+    deepest = _line(8, 40, 2)
+    assert chosen_line(main, [deeper_better, deepest]) is deepest
+    assert chosen_line(main, [deepest, deeper_better]) is deepest
+
+
+class _ShallowMainThread(Searcher):
+    """A searcher whose main thread waits for its helpers to finish their iterations, then
+    offers a one-ply line scored as lost: the helpers' deeper lines must be played."""
+
+    def _deepen(self, position: Position, limits: GoLimits, budget: TimeBudget,
+                started_s: float, report: Callable[[Iteration], None],
+                clock_started: Callable[[], float | None] | None, legal: list[int],
+                max_depth: int) -> ThreadLine:
+        for thread in self.helper_threads:  # each ends by itself at max_depth
+            thread.join(WAIT_S)
+        return ThreadLine([legal[0]], (position.move_to_uci(legal[0]),), score=-MATE, depth=1)
+
+
+def test_a_deeper_better_helper_line_is_played() -> None:
+    searcher = _ShallowMainThread(1, threads=3)
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    iterations: list[Iteration] = []
+    result = searcher.think(Position.from_fen(board.fen()), GoLimits(depth=4), UNLIMITED,
+                            time.monotonic(), iterations.append)
+    _assert_legal_result(board, result)
+    assert result.thread > 0 and result.depth >= 2 and result.score > -MATE
+    # the helper's line is reported last, as the move played
+    assert (iterations[-1].depth, iterations[-1].pv) == (result.depth, result.pv)
+    assert not _helpers_alive()
 
 
 def test_nodes_are_summed_over_the_threads() -> None:

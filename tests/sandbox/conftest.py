@@ -13,7 +13,7 @@ import pytest
 from sandbox.games import FirstMoveTimers
 from sandbox.server import SandboxServer
 from sandbox.timers import ManualClock
-from tests.sandbox.spec import SpecClient
+from tests.sandbox.spec import GUARD_S, SpecClient
 
 # The sandbox fixture runs on a ManualClock: its timers fire only when a test advances it.
 KEEPALIVE_S = 0.2
@@ -23,7 +23,7 @@ CLAIM_WIN_AFTER_S = 0.3
 FIRST_MOVE_S = 0.4
 
 
-async def eventually(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+async def eventually(condition: Callable[[], bool], timeout_s: float = GUARD_S) -> None:
     """Wait until `condition()` holds (for state with no event to wait on)."""
     async with asyncio.timeout(timeout_s):
         while not condition():  # noqa: ASYNC110

@@ -22,6 +22,9 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+# How long a test waits for an event before it fails: only a guard against a hang, so
+# generous enough for a machine where other work takes most of the cores.
+GUARD_S = 60.0
 SPEC_DIR = Path(__file__).resolve().parent.parent / "data" / "lichess"
 
 # (method, path regex) -> the spec's tag file for that operation.
@@ -219,7 +222,7 @@ class Stream:
         if self.response is not None:
             self.response.close()
 
-    async def next(self, timeout_s: float = 5.0) -> dict[str, Any]:
+    async def next(self, timeout_s: float = GUARD_S) -> dict[str, Any]:
         """The next JSON line, skipping keep-alives; raises EOFError when the stream ends."""
         assert self.response is not None
         while True:
@@ -234,7 +237,7 @@ class Stream:
             self.client.received.append(obj)
             return obj
 
-    async def until(self, kind: str, timeout_s: float = 5.0, **match: Any) -> dict[str, Any]:
+    async def until(self, kind: str, timeout_s: float = GUARD_S, **match: Any) -> dict[str, Any]:
         """Skip lines until one of type `kind` (whose fields match `match`) arrives."""
         async with asyncio.timeout(timeout_s):
             while True:
@@ -242,7 +245,7 @@ class Stream:
                 if obj.get("type") == kind and all(obj.get(k) == v for k, v in match.items()):
                     return obj
 
-    async def raw_line(self, timeout_s: float = 5.0) -> bytes:
+    async def raw_line(self, timeout_s: float = GUARD_S) -> bytes:
         assert self.response is not None
         return await asyncio.wait_for(self.response.content.readline(), timeout_s)
 

@@ -13,6 +13,7 @@ import chess
 
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
+from tests.sandbox.spec import GUARD_S
 
 PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5,
                 chess.QUEEN: 9, chess.KING: 0}
@@ -105,7 +106,7 @@ async def test_berserk_plays_a_whole_game_against_the_builtin_opponent(
     played = await asyncio.to_thread(play_with_berserk, sandbox.url, token, "berserker")
     assert played.events[:2] == ["challenge", "gameStart"]
     assert played.online == ["berserker"]
-    record = await sandbox.wait_for_game_end(played.game_id, timeout_s=10)
+    record = await sandbox.wait_for_game_end(played.game_id, timeout_s=GUARD_S)
     assert record.finished
     assert played.final_state["status"] == record.status
     assert " ".join(record.moves) == played.final_state["moves"]

@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 
 from sandbox.server import _challenge_spec, run_sandbox
+from tests.sandbox.spec import GUARD_S
 
 
 async def started_sandbox(**options: Any) -> tuple[asyncio.Task[None], list[str]]:
@@ -26,7 +27,7 @@ async def started_sandbox(**options: Any) -> tuple[asyncio.Task[None], list[str]
 
     task = asyncio.create_task(run_sandbox("127.0.0.1", 0, keepalive_s=0.2,
                                            print_line=print_line, **options))
-    await asyncio.wait_for(printed.wait(), 5)
+    await asyncio.wait_for(printed.wait(), GUARD_S)
     return task, lines
 
 
@@ -43,7 +44,7 @@ async def test_run_sandbox_prints_url_and_tokens_and_serves() -> None:
                 assert (await reply.json())["title"] == "BOT"
             # The sparring partner challenges the bot with the asked time control.
             async with session.get(url + "/api/stream/event") as stream:
-                async with asyncio.timeout(5):
+                async with asyncio.timeout(GUARD_S):
                     async for raw in stream.content:
                         if raw.strip():
                             break
@@ -62,7 +63,7 @@ async def test_python_m_bot_sandbox_runs_until_stopped() -> None:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     try:
         assert process.stdout is not None
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(GUARD_S):
             url_line = (await process.stdout.readline()).decode().strip()
             token_lines = [(await process.stdout.readline()).decode().split() for _ in range(2)]
         url = url_line.removeprefix("url: ")
@@ -73,14 +74,14 @@ async def test_python_m_bot_sandbox_runs_until_stopped() -> None:
             assert reply.status == 200
     finally:
         process.terminate()
-        await asyncio.wait_for(process.wait(), 10)
+        await asyncio.wait_for(process.wait(), GUARD_S)
 
 
 async def test_bad_command_lines_exit_with_a_message() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "sandbox", "--fault", "status=99",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    _, stderr = await asyncio.wait_for(process.communicate(), 20)
+    _, stderr = await asyncio.wait_for(process.communicate(), GUARD_S)
     assert process.returncode == 2
     assert b"HTTP error code" in stderr
 
@@ -99,7 +100,7 @@ async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "sandbox", "--port", "0", "--engine", "/nonexistent/engine",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    _, stderr = await asyncio.wait_for(process.communicate(), 20)
+    _, stderr = await asyncio.wait_for(process.communicate(), GUARD_S)
     assert process.returncode == 2
     assert b"cannot start the UCI engine" in stderr
     blocker = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
@@ -108,7 +109,7 @@ async def test_a_missing_engine_or_a_taken_port_is_reported() -> None:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "sandbox", "--port", str(port),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        _, stderr = await asyncio.wait_for(process.communicate(), 20)
+        _, stderr = await asyncio.wait_for(process.communicate(), GUARD_S)
     finally:
         blocker.close()
         await blocker.wait_closed()

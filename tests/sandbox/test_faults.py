@@ -141,7 +141,7 @@ async def test_a_stream_can_lose_only_its_keepalives(sandbox: SandboxServer, due
     async with duel.bot.stream("/api/stream/event") as stream:
         sandbox.silence_streams("event", keep_events=True)
         await duel.human.post("/api/challenge/bot1", data={"days": "1"})
-        assert (await stream.next(timeout_s=1))["type"] == "challenge"
+        assert (await stream.next())["type"] == "challenge"
         with pytest.raises(TimeoutError):
             await stream.raw_line(timeout_s=KEEPALIVE_S * 4)
 
@@ -185,7 +185,7 @@ async def test_periodic_stream_faults_from_the_command_line(duel: Duel) -> None:
         async with me.stream("/api/stream/event") as stream:
             with pytest.raises((aiohttp.ClientPayloadError, EOFError)):
                 while True:
-                    if await stream.raw_line(timeout_s=2) == b"":
+                    if await stream.raw_line() == b"":
                         raise EOFError
     finally:
         await server.stop()

@@ -12,7 +12,7 @@ from sandbox.errors import ApiError
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
 from tests.sandbox.conftest import Duel, eventually
-from tests.sandbox.spec import Stream
+from tests.sandbox.spec import GUARD_S, Stream
 
 # The built-in engine, so the test runs the same on every machine (no Stockfish needed).
 BUILTIN_ENGINE = [sys.executable, "-m", "engine"]
@@ -31,9 +31,9 @@ async def move_and_await_reply(duel: Duel, stream: Stream, game_id: str,
     """bot1 moves; the gameState once the opponent has answered."""
     plies = len(duel.sandbox.game_record(game_id).moves) + 2
     await duel.bot.post(f"/api/bot/game/{game_id}/move/{uci}")
-    state = await stream.until("gameState", timeout_s=5)
+    state = await stream.until("gameState")
     while len(state["moves"].split()) < plies:
-        state = await stream.until("gameState", timeout_s=5)
+        state = await stream.until("gameState")
     return state
 
 
@@ -42,12 +42,12 @@ async def test_an_engine_opponent_beats_a_random_one(sandbox: SandboxServer) -> 
     random_bot = await sandbox.start_opponent(
         "randombot", bot=True, seed=3,
         challenge=ChallengeSpec("fish", 600, 5, color="black", repeat=False))
-    game_id = await sandbox.wait_for_game("fish", timeout_s=5)
-    record = await sandbox.wait_for_game_end(game_id, timeout_s=30)
+    game_id = await sandbox.wait_for_game("fish")
+    record = await sandbox.wait_for_game_end(game_id, timeout_s=GUARD_S)
     assert (record.white, record.black) == ("fish", "randombot")
     assert (record.status, record.winner) == ("mate", "white")
     for player in (engine, random_bot):  # both hear of the end on their event streams
-        await asyncio.wait_for(player.finished(game_id).wait(), 2)
+        await asyncio.wait_for(player.finished(game_id).wait(), GUARD_S)
     assert engine.games_finished == random_bot.games_finished == [game_id]
 
 
@@ -58,14 +58,14 @@ async def test_the_opponent_challenges_again_after_each_game(
     async with duel.bot.stream("/api/stream/event") as events:
         first = (await events.until("challenge"))["challenge"]
         await duel.bot.post(f"/api/challenge/{first['id']}/decline", data={"reason": "later"})
-        second = (await events.until("challenge", timeout_s=5))["challenge"]
+        second = (await events.until("challenge"))["challenge"]
         assert second["id"] != first["id"]
         assert second["timeControl"]["show"] == "1+0"
         await duel.bot.post(f"/api/challenge/{second['id']}/accept")
         start = await events.until("gameStart")
         game_id = start["game"]["gameId"]
         await duel.bot.post(f"/api/bot/game/{game_id}/resign")  # aborts: nobody moved
-        third = (await events.until("challenge", timeout_s=5))["challenge"]
+        third = (await events.until("challenge"))["challenge"]
     assert third["id"] not in (first["id"], second["id"])
     assert opponent.challenges_sent[:3] == [first["id"], second["id"], third["id"]]
 
@@ -80,7 +80,7 @@ async def test_the_opponent_accepts_challenges_and_answers_offers(
         # No takeback proposal here: lila allows none in a game with a BOT (test_games.py).
         # A draw offered with a move: declined, and the opponent keeps playing.
         await duel.bot.post(f"/api/bot/game/{game_id}/move/d2d4?offeringDraw=true")
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(GUARD_S):
             while True:
                 state = await stream.until("gameState")
                 game = sandbox.game(game_id)
@@ -150,12 +150,12 @@ async def test_the_opponent_stops_challenging_after_its_games(
     after_games: list[int] = []
     async with duel.bot.stream("/api/stream/event") as events:
         for _ in range(2):
-            offer = (await events.until("challenge", timeout_s=5))["challenge"]
+            offer = (await events.until("challenge"))["challenge"]
             await duel.bot.post(f"/api/challenge/{offer['id']}/accept")
             game_id = (await events.until("gameStart"))["game"]["gameId"]
             await duel.bot.post(f"/api/bot/game/{game_id}/resign")  # aborts: nobody moved
             # The decision is taken as the gameFinish is handled, with finished() set.
-            await asyncio.wait_for(opponent.finished(game_id).wait(), 5)
+            await asyncio.wait_for(opponent.finished(game_id).wait(), GUARD_S)
             after_games.append(len(scheduled))
     assert scheduled[after_games[0] - 1] == 0.1 / 4  # the first game's end: challenge again
     assert after_games[1] == after_games[0]  # the second's: no more

@@ -28,6 +28,7 @@ from bot.challenges.matchmaking import (
 from bot.challenges.opponents import OpponentBook, ratelimit_of
 from bot.lichess.client import Lichess
 from bot.ops.config import Config, ConfigError, MatchmakingConfig, parse_config, parse_time_control
+from tests.bot.e2e_support import GUARD_S
 from tests.bot.stepped_time import SteppedTime
 
 
@@ -198,7 +199,7 @@ async def test_the_idle_timer_wants_idle_s_of_unbroken_idleness(
 
     mm.challenge_once = challenge_once  # type: ignore[method-assign, assignment]
     task = asyncio.create_task(mm.run())
-    await asyncio.wait_for(sent.wait(), 10)
+    await asyncio.wait_for(sent.wait(), GUARD_S)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert sent_at_s == [4.25]

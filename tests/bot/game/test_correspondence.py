@@ -26,6 +26,8 @@ from bot.ops.config import Config, CorrespondenceConfig
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
     BOT,
+    FAKE_ENGINE,
+    GUARD_S,
     assert_legal,
     make_config,
     post_as,
@@ -89,7 +91,7 @@ async def test_the_desk_visits_games_closest_to_their_deadline_first() -> None:
             desk = CorrespondenceDesk(
                 CorrespondenceConfig(think_s=1, checkin_interval_s=60), client,
                 lambda game_id, _think_s: Recorder(game_id, visited, stop, fast, 2), stop)
-            await asyncio.wait_for(desk.run(), 10)
+            await asyncio.wait_for(desk.run(), GUARD_S)
         assert visited == [fast, slow]  # the broken visit did not stop the next one
 
 
@@ -130,9 +132,14 @@ async def test_the_desk_records_each_end_no_visit_saw_once() -> None:
 def corr_config(tmp_path: Path) -> Config:
     config = make_config(tmp_path, concurrency=1)
     speeds = (*config.challenge.speeds, "correspondence")
+    # Each visit starts an engine: one that answers at once with a random legal move, as
+    # these tests are about the visits, not the moves (a start of the built-in engine loads
+    # seconds of compiled code).
+    fake = (sys.executable, FAKE_ENGINE, "none", "0")
     # A one-second check-in is for the test only; the config allows 10 s at least.
     return dataclasses.replace(
         config, challenge=dataclasses.replace(config.challenge, speeds=speeds),
+        engine=dataclasses.replace(config.engine, command=fake),
         correspondence=CorrespondenceConfig(think_s=0.1, checkin_interval_s=1.0))
 
 
@@ -148,7 +155,7 @@ async def penpal_game(server: SandboxServer) -> tuple[str, Callable[[], int]]:
     """penpal challenges the bot (white) to a correspondence game and the bot makes its first
     move: the game id and a counter of its plies."""
     await server.challenge("penpal", BOT, None, None, days=3, color="black")
-    game_id = await server.wait_for_game("penpal", timeout_s=10)
+    game_id = await server.wait_for_game("penpal")
 
     def plies() -> int:
         return len(server.game_record(game_id).moves)
@@ -173,7 +180,7 @@ async def test_correspondence_game_is_visited_left_and_resumed_after_a_restart(
             await wait_for(lambda: plies() == 3)  # found by the periodic check-in
             # The correspondence game holds no slot: a real-time game starts (concurrency 1).
             await server.challenge("blitzer", BOT, 60, 0)
-            live = await server.wait_for_game("blitzer", timeout_s=10)
+            live = await server.wait_for_game("blitzer")
             assert live != game_id
             server.end_game(live, "draw")
             await wait_for(lambda: not server.lobby.hub.watching(game_id, BOT))
@@ -204,7 +211,7 @@ async def test_a_correspondence_challenge_never_waits_for_a_real_time_slot(
         token = server.add_account(BOT, bot=True)
         async with running_bot(server, config, token=token):
             await server.challenge("blitzer", BOT, 600, 0)
-            live = await server.wait_for_game("blitzer", timeout_s=10)
+            live = await server.wait_for_game("blitzer")
             _game_id, plies = await penpal_game(server)
             assert plies() == 1
             assert not server.game_record(live).finished  # the slot was never freed
@@ -226,7 +233,7 @@ async def test_a_visit_that_cannot_think_leaves_without_resigning(tmp_path: Path
             visit = Game(game_id, client=client, config=config, engines=engines,
                          me=Me(BOT, BOT), hooks=GameHooks(), load=ThinkingLoad(),
                          metrics=Metrics(), ledger=TakebackLedger(tmp_path, 0), think_s=0.1)
-            outcome = await asyncio.wait_for(visit.run(), 20)
+            outcome = await asyncio.wait_for(visit.run(), GUARD_S)
             await engines.close()
         assert outcome.status == "started" and outcome.reason.startswith("gave up")
         assert server.game_record(game_id).status == "started"

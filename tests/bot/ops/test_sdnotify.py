@@ -16,6 +16,7 @@ import pytest
 
 from bot.engines.pool import WARM_UP_TIMEOUT_S
 from bot.ops import sdnotify
+from tests.bot.e2e_support import GUARD_S
 from tests.bot.stepped_time import SteppedTime
 
 
@@ -98,7 +99,7 @@ async def test_watchdog_pings_at_half_the_timeout(socket_path: Path) -> None:
 
 
 async def test_watchdog_returns_at_once_without_a_watchdog() -> None:
-    await asyncio.wait_for(sdnotify.run_watchdog({}), timeout=1.0)
+    await asyncio.wait_for(sdnotify.run_watchdog({}), timeout=GUARD_S)  # a hang guard
 
 
 async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) -> None:
@@ -140,10 +141,10 @@ async def test_kibitz_play_speaks_to_systemd(socket_path: Path, tmp_path: Path) 
                 await server.start_opponent(
                     "sparring", engine=engine_command(), movetime_s=0.5,
                     challenge=ChallengeSpec("kibitz", 180, 0, repeat=False))
-                messages += await _collect(systemd, until="STATUS=1 game: ", timeout_s=30)
+                messages += await _collect(systemd, until="STATUS=1 game: ", timeout_s=GUARD_S)
                 process.send_signal(signal.SIGTERM)
-                messages += await _collect(systemd, until="STOPPING=1", timeout_s=20)
-                code = await asyncio.wait_for(process.wait(), 30)
+                messages += await _collect(systemd, until="STOPPING=1", timeout_s=GUARD_S)
+                code = await asyncio.wait_for(process.wait(), GUARD_S)
             finally:
                 if process.returncode is None:
                     process.kill()

@@ -26,6 +26,7 @@ from bot.watch.status import (
     summary_line,
     view_of,
 )
+from tests.bot.e2e_support import GUARD_S
 from tests.bot.stepped_time import SteppedTime
 
 GAMES = (
@@ -113,7 +114,7 @@ async def test_live_view_is_drawn_and_removed() -> None:
 
 
 async def test_nothing_to_do_returns_at_once() -> None:
-    await asyncio.wait_for(run_status(StatusSnapshot, interval_s=0), timeout=1)
+    await asyncio.wait_for(run_status(StatusSnapshot, interval_s=0), timeout=GUARD_S)
 
 
 def test_short_scores_are_from_our_side() -> None:
@@ -145,7 +146,7 @@ async def test_a_broken_snapshot_never_stops_the_status(
     time = SteppedTime(until_s=2.0)
     task = asyncio.create_task(run_status(flaky, interval_s=0, notify=sent.append,
                                           notify_every_s=0.25, now=time.now, sleep=time.sleep))
-    await asyncio.wait_for(time.reached.wait(), 10)
+    await asyncio.wait_for(time.reached.wait(), GUARD_S)
     assert not task.done()  # four of the eight snapshots failed
     await time.run_until_reached(task)
     assert calls == 8

@@ -108,14 +108,12 @@ async def test_page_metrics_and_health_agree_with_the_sandbox(tmp_path: Path) ->
                 async with session.get(base + "/healthz") as resp:
                     assert resp.status == 200, await resp.text()
 
-                records = []
-                for _ in range(60):  # the two games, then their ends
-                    await asyncio.sleep(0.5)
-                    records = [r for r in server.game_records() if BOT in
-                               (r.white.lower(), r.black.lower())]
-                    if len(records) == 2:
-                        break
-                assert len(records) == 2
+                def bot_records() -> list[GameRecord]:
+                    return [r for r in server.game_records()
+                            if BOT in (r.white.lower(), r.black.lower())]
+
+                await wait_for(lambda: len(bot_records()) == 2)  # the two games, then their ends
+                records = bot_records()
                 ended = [await server.wait_for_game_end(r.id, 120) for r in records]
                 await run.done_with(r.id for r in ended)
 
@@ -129,7 +127,7 @@ async def test_page_metrics_and_health_agree_with_the_sandbox(tmp_path: Path) ->
                                 resp.headers["Content-Security-Policy"]
                 name, data = await _hello(base, auth)
                 pages["/events"] = data
-        assert await asyncio.wait_for(run.task, 30) == 0
+        assert await asyncio.wait_for(run.task, GUARD_S) == 0
 
     assert name == "hello"
     hello = json.loads(data)
