@@ -13,6 +13,7 @@ Scores are centipawns from the side to move's view; a mate in ``n`` plies from t
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -29,6 +30,7 @@ from engine.board import (
     is_repetition,
     make_move,
     make_null,
+    move_to_uci,
     unmake_move,
     unmake_null,
 )
@@ -123,6 +125,7 @@ from engine.params import (
     SMP_SKIP_SIZE,
     STOP_CHECK_NODES,
 )
+from engine.pvline import legal_prefix
 from engine.timeman import GoLimits, IterationClock, TimeBudget
 from engine.variant import RESULT_DRAW, RESULT_NONE, RESULT_WIN, variant_result
 
@@ -137,6 +140,7 @@ I_STOPPED = 6
 I_ROOT_MOVES = 7  # number of entries in root_moves (0: every legal move)
 I_ROOT_UPDATED = 8  # the root's best move was set during the running call
 INFO_SIZE = 16
+UCI_TEXT_CACHE_SIZE = 1 << 16  # more than the distinct moves of any game
 
 
 def _lmr_table() -> npt.NDArray[np.int32]:
@@ -850,6 +854,9 @@ class SearchResult:
     thread: int = 0  # whose line it is: 0 the main thread, i helper thread i
 
 
+# UCI text of (move, side, chess960): a handful of PV moves are spelt after every iteration
+_uci_text = functools.lru_cache(maxsize=UCI_TEXT_CACHE_SIZE)(move_to_uci)
+
 _NO_NET = nnue.no_net()  # the arrays of the hand-written evaluation, shared read-only
 
 HELPER_THREAD_NAME = "search-helper"  # helper thread i is named "search-helper-i"
@@ -1036,25 +1043,18 @@ class Searcher:
     def _pv_text(self, position: Position, t: SearchTables) -> tuple[list[int], tuple[str, ...]]:
         """The root PV of ``t`` as moves and UCI text, checked move by move for legality.
 
-        The line is walked on ``position`` itself and taken back: a copy of its 2,048-ply
-        stack cost more than a short search (self-play data at a few thousand nodes).  The
-        line is no longer than a search path, which the stack always has room for.
+        The line is walked on ``position`` itself and taken back, in one compiled call (a copy
+        of its 2,048-ply stack, or a walk from Python, cost more than a short search:
+        self-play data at a few thousand nodes).  The line is no longer than a search path,
+        which the stack always has room for; ``t.moves`` is free between searches.
         """
-        line = [int(m) for m in t.pv[0, : t.pv_len[0]]]
         board, stack, keys, meta = position.arrays
-        texts: list[str] = []
-        moves: list[int] = []
-        try:
-            for move in line:
-                if move not in position.legal_moves():
-                    break
-                texts.append(position.move_to_uci(move))
-                moves.append(move)
-                make_move(board, stack, keys, meta, move)
-        finally:
-            for _ in moves:
-                unmake_move(board, stack, meta)
-        return moves, tuple(texts)
+        count = legal_prefix(board, stack, keys, meta, t.pv[0], int(t.pv_len[0]), t.moves)
+        moves: list[int] = t.pv[0, :count].tolist()
+        side, chess960 = position.side_to_move, position.chess960
+        # the sides alternate along the line (castling is spelt by the side that plays it)
+        texts = tuple(_uci_text(move, side ^ (i & 1), chess960) for i, move in enumerate(moves))
+        return moves, texts
 
     def think(
         self,

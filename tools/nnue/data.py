@@ -41,6 +41,7 @@ import os
 import queue
 import random
 import signal
+import struct
 import sys
 import time
 from collections.abc import Sequence
@@ -55,6 +56,8 @@ RECORD_DTYPE = np.dtype([
     ("score", "<i2"), ("pad", "u1", (4,)),
 ])
 RECORD_BYTES = RECORD_DTYPE.itemsize
+_RECORD = struct.Struct("<Q16sBBh4x")  # RECORD_DTYPE's fields, packed from Python
+assert _RECORD.size == RECORD_BYTES
 MAX_SCORE_CP = 3000  # scores are clipped here (the int16 field, and beyond it all are wins)
 RESULT_CODE = {"1-0": 2, "1/2-1/2": 1, "0-1": 0}
 # K of the hand-written evaluation's scores: the usual 400 cp per unit of the sigmoid, whose
@@ -68,24 +71,16 @@ Records = npt.NDArray[np.void]
 
 def encode(board: chess.Board, score_cp: int, result: int) -> bytes:
     """One record: ``board``, the score from its side to move's view, white's result code."""
-    record = np.zeros(1, dtype=RECORD_DTYPE)
-    occupancy = 0
-    nibbles: list[int] = []
-    for square in range(64):
-        piece = board.piece_at(square)
-        if piece is None:
-            continue
-        occupancy |= 1 << square
-        nibbles.append(piece.piece_type - 1 + (0 if piece.color == chess.WHITE else 8))
+    occupancy = board.occupied
+    white = board.occupied_co[chess.WHITE]
     packed = bytearray(16)
-    for i, nibble in enumerate(nibbles):
-        packed[i // 2] |= nibble << (4 * (i % 2))
-    record["occupancy"] = occupancy
-    record["pieces"] = np.frombuffer(bytes(packed), dtype=np.uint8)
-    record["stm"] = 0 if board.turn == chess.WHITE else 1
-    record["result"] = result
-    record["score"] = max(-MAX_SCORE_CP, min(MAX_SCORE_CP, score_cp))
-    return record.tobytes()
+    for index, square in enumerate(chess.scan_forward(occupancy)):
+        piece_type = board.piece_type_at(square)
+        assert piece_type is not None  # an occupied square
+        nibble = piece_type - 1 + (0 if white >> square & 1 else 8)
+        packed[index // 2] |= nibble << (4 * (index % 2))
+    return _RECORD.pack(occupancy, bytes(packed), 0 if board.turn == chess.WHITE else 1, result,
+                        max(-MAX_SCORE_CP, min(MAX_SCORE_CP, score_cp)))
 
 
 def decode_board(record: np.void) -> chess.Board:
