@@ -241,6 +241,38 @@ def test_incremental_accumulators_equal_a_refresh_after_every_move(tmp_path: Pat
         assert seen.get(kind, 0) >= 5, seen
 
 
+def test_the_int32_output_sums_equal_the_int64_ones(tmp_path: Path) -> None:
+    """Nets whose SCReLU sums cannot leave int32 sum in int32; the int64 sums of the same
+    net agree everywhere, and a net with output weights too large for int32 sums uses int64."""
+    data, q = _net_bytes(np.random.default_rng(17), 32, nnue.ACT_SCRELU)
+    path = tmp_path / "n.nnue"
+    path.write_bytes(data)
+    net = nnue.load_net(path)
+    assert net.net_meta[nnue.NM_SUMS_FIT_INT32] == 1
+    wide_meta = net.net_meta.copy()
+    wide_meta[nnue.NM_SUMS_FIT_INT32] = 0
+    big = nnue.encode_net(q["w1"], q["b1"], np.full(64, 32767), 0, qa=255, qb=64)
+    path.write_bytes(big)
+    assert nnue.load_net(path).net_meta[nnue.NM_SUMS_FIT_INT32] == 0
+    acc = nnue.new_accumulators(net.hidden)
+    rng = random.Random(99)
+    scores = set()
+    for fen in (chess.STARTING_FEN, *SPECIAL_FENS):
+        pos = Position.from_fen(fen)
+        board, stack, _, meta = pos.arrays
+        for _ in range(60):
+            moves = pos.legal_moves()
+            if not moves:
+                break
+            pos.push_unchecked(rng.choice(moves))
+            row = int(meta[M_PLY])
+            nnue.refresh(board, row, net.net16, net.net_meta, acc)
+            score = nnue.evaluate_net(stack, row, net.net16, net.net_meta, acc)
+            assert score == nnue.evaluate_net(stack, row, net.net16, wide_meta, acc), pos.fen()
+            scores.add(score)
+    assert len(scores) > 50
+
+
 def test_search_with_a_net_is_deterministic_and_refreshes_at_the_root(tmp_path: Path) -> None:
     data, _ = _net_bytes(np.random.default_rng(3), 16, nnue.ACT_SCRELU)
     path = tmp_path / "n.nnue"
