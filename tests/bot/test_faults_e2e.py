@@ -77,9 +77,10 @@ async def test_dropped_and_silent_streams_mid_game(tmp_path: Path) -> None:
 
 async def test_429_on_one_games_moves_does_not_stall_the_other(tmp_path: Path) -> None:
     quiet_logs()
-    # Far longer than the other game needs for a few plies, even on a busy machine.
-    timings = dataclasses.replace(FAST_TIMINGS, rate_limit_pause_s=10.0,
-                                  move_retry_s=10.0)
+    # Far longer than the other game needs for two plies even on a machine so busy that
+    # engines start slowly (10 s ran out there once): the pause is the test's only clock.
+    timings = dataclasses.replace(FAST_TIMINGS, rate_limit_pause_s=30.0,
+                                  move_retry_s=30.0)
     async with SandboxServer(keepalive_s=0.3) as server:
         async with running_bot(server, make_config(tmp_path), timings=timings) as run:
             # The game that meets the 429 must outlast it: an engine rival, not a random one.
@@ -91,7 +92,7 @@ async def test_429_on_one_games_moves_does_not_stall_the_other(tmp_path: Path) -
             (second,) = [g for g in await bot_games(server, 2, GUARD_S) if g != first]
             assert await plies(server, first, 4)
             server.rate_limit(f"/api/bot/game/{first}/move/*", html=True, count=1)
-            # The first game's next move hits the 429 and waits 10 s ...
+            # The first game's next move hits the 429 and waits 30 s ...
             await wait_for(lambda: server.lobby.replies[(BOT, 429)] == 1)
             blocked_at = len(server.game_record(first).moves)
             progress_from = len(server.game_record(second).moves)
