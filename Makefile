@@ -23,6 +23,11 @@ ifndef SEED
 SEED := $(shell $(PYTHON) -c 'import random; print(random.randrange(10**9))')
 endif
 ORDER = $(if $(filter off,$(SEED)),-p no:randomly,--randomly-seed=$(SEED))
+# Worker processes of the test run (pytest-xdist). Most end-to-end tests wait on real game
+# clocks and use well under a core, so two workers on two cores take about half the time.
+# `make test JOBS=1` runs everything in this process (a failure's output is easier to read).
+JOBS ?= 2
+WORKERS = $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS))
 
 # The variant and XBoard engines are tried first: a new machine that may install packages
 # runs those end-to-end tests instead of skipping them (where it may not, they skip).
@@ -30,8 +35,8 @@ test: lint fairy-stockfish xboard-engines chromium
 	@# numba compiles the engine into its cache once per checkout: done here, so that no
 	@# test (whichever comes first in the random order) waits minutes for it
 	$(BIN)/kibitz-engine bench > /dev/null
-	@echo "test order: SEED=$(SEED) (make test SEED=$(SEED) repeats it)"
-	$(BIN)/python -m pytest -q $(ORDER)
+	@echo "test order: SEED=$(SEED) (make test SEED=$(SEED) repeats it), $(JOBS) worker(s)"
+	$(BIN)/python -m pytest -q $(ORDER) $(WORKERS)
 
 # The trainer of the learned evaluation needs PyTorch, in a venv of its own (the tests never
 # do): `make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'`.
