@@ -234,8 +234,14 @@ def test_a_stopped_match_counts_the_games_finished_and_quits_the_running_ones() 
                           chess.pgn.Game())
 
     spec = SprtSpec(0, 10, 0.05, 0.05)
-    tally = run_match(SPECS, load_openings(None), 100, CONFIG, 1, None, out=io.StringIO(),
-                      sprt=spec, play=play)
+    # Python's own handler, which `python -m tools.match` runs with: the test runner's worker
+    # processes (pytest-xdist) ignore SIGINT
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        tally = run_match(SPECS, load_openings(None), 100, CONFIG, 1, None, out=io.StringIO(),
+                          sprt=spec, play=play)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert tally.stopped and closed == [True]
     assert seen == list(range(stopped_at + 1))
     assert tally.games == stopped_at and tally.wins == 2 and tally.losses == 2
