@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from engine import params
 from engine.bench import BENCH_FENS
@@ -214,3 +215,29 @@ def test_pick_next_takes_the_first_of_equal_best_scores() -> None:
     assert picked[:4] == [2, 4, 5, 8]
     assert [int(x) for x in scores[:40]] == sorted([5, 9, 1, 9, 9, 3, 0, 9] * 5, reverse=True)
     assert sorted(picked) == list(range(1, 41))
+
+
+@pytest.mark.parametrize(
+    ("fen", "uci", "expected_cp"),
+    [
+        # a knight to a square a pawn attacks: it is lost
+        ("4k3/8/3p4/8/8/5N2/8/4K3 w - - 0 1", "f3e5", -320),
+        # the same square, defended by a pawn: a knight for a pawn
+        ("4k3/8/3p4/8/3P4/5N2/8/4K3 w - - 0 1", "f3e5", -220),
+        # a square nothing attacks: nothing is lost
+        ("4k3/8/8/8/8/5N2/8/4K3 w - - 0 1", "f3e5", 0),
+        # a rook to a square a bishop attacks: lost; with a second rook behind it, which
+        # defends the square once the first has left the file's way (x-ray): rook for bishop
+        ("7k/8/8/2b5/8/8/4R3/4K3 w - - 0 1", "e2e3", -500),
+        ("7k/8/8/2b5/8/8/4R3/4RK2 w - - 0 1", "e2e3", -170),
+    ],
+)
+def test_see_of_a_quiet_move_is_what_the_exchange_on_its_square_loses(
+    fen: str, uci: str, expected_cp: int
+) -> None:
+    """SEE also scores a quiet move (what a pruning rule by hanging pieces would read): the
+    exchange starts with the opponent's capture of the mover, lifted off its square."""
+    position = Position.from_fen(fen)
+    move = position.parse_uci(uci)
+    assert not is_tactical(move)
+    assert see(position.arrays[0], move, new_see_buffer()) == expected_cp
