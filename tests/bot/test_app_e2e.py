@@ -25,6 +25,7 @@ from tests.bot.e2e_support import (
     FAKE_ENGINE,
     FAST_TIMINGS,
     GUARD_S,
+    AlarmClock,
     assert_legal,
     bot_games,
     make_config,
@@ -34,6 +35,14 @@ from tests.bot.e2e_support import (
     strong_opponent,
     wait_for,
 )
+
+
+async def _plies(server: SandboxServer, game_id: str, count: int) -> None:
+    """Wait until the game has ``count`` plies; a game that ends before fails at once."""
+    async with asyncio.timeout(GUARD_S):
+        while len((record := server.game_record(game_id)).moves) < count:
+            assert not record.finished, f"the game ended first: {record.status}"
+            await asyncio.sleep(0.05)
 
 
 async def run_briefly(server: SandboxServer, config: Config, token: str) -> int:
@@ -184,11 +193,11 @@ async def test_shutdown_keeps_its_deadline_when_the_server_hangs_on_resign(
     async with SandboxServer(keepalive_s=0.3, claim_win_after_s=30) as server:
         await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
-        async with running_bot(server, resign) as run:
+        # The alarms' clock stands still: on a busy machine an opponent slow to make its first
+        # move is not aborted (abort_after_s is 2 s), which would end the game these plies need.
+        async with running_bot(server, resign, alarm_clock=AlarmClock()) as run:
             (game_id,) = await bot_games(server, 1)
-            async with asyncio.timeout(GUARD_S):
-                while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
-                    await asyncio.sleep(0.05)
+            await _plies(server, game_id, 4)
             server.delay(60, "/api/bot/game/*/resign")
             # grace 0.3 s + one 1 s deadline + engines closing: well within 30 s, while the
             # server holds the resign for 60 s (the bound is what is tested, not a guard)
@@ -208,16 +217,15 @@ async def test_shutdown_resigns_after_the_grace_period_and_a_restart_resumes(
         token = server.add_account(BOT, bot=True)
         await server.start_opponent("rival", engine=strong_opponent(), movetime_s=0.05,
                                     challenge=ChallengeSpec(BOT, 180, 0, repeat=False))
-        async with running_bot(server, abandon, token=token) as run:
+        # The alarms' clock stands still (as above): no abort while a busy machine is slow.
+        async with running_bot(server, abandon, token=token, alarm_clock=AlarmClock()) as run:
             (game_id,) = await bot_games(server, 1)
-            async with asyncio.timeout(GUARD_S):
-                while len(server.game_record(game_id).moves) < 4:  # noqa: ASYNC110
-                    await asyncio.sleep(0.05)
+            await _plies(server, game_id, 4)
         assert run.task.result() == EXIT_OK
         assert server.game_record(game_id).status == "started"  # abandoned, still running
         plies_then = len(server.game_record(game_id).moves)
         # A new run picks the game up from its gameStart and plays on; its shutdown resigns.
-        async with running_bot(server, resign, token=token) as run:
+        async with running_bot(server, resign, token=token, alarm_clock=AlarmClock()) as run:
             async with asyncio.timeout(GUARD_S):
                 while len(server.game_record(game_id).moves) < plies_then + 4:
                     if server.game_record(game_id).finished:
