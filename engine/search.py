@@ -18,7 +18,8 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -52,21 +53,21 @@ from engine.constants import (
     MetaArray,
     StackArray,
 )
-from engine.evalcache import cached_evaluate, new_cache, prefetch_entry
-from engine.evaluate import material_eval, new_scratch
+from engine.evalcache import cached_evaluate, prefetch_entry
+from engine.evaluate import SCRATCH_SIZE, material_eval
 from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
+    CAPTURE_HISTORY_SIZE,
+    CONT_SIZE,
     NO_CONT,
+    SEE_BUFFER_SIZE,
     capture_index,
     cont_index,
     is_tactical,
     move_from,
     move_promotion,
     move_to,
-    new_capture_history,
-    new_cont_history,
-    new_see_buffer,
     pick_next,
     pick_next_settled,
     quiet_history,
@@ -89,6 +90,7 @@ from engine.params import (
     DEFAULT_THREADS,
     DELTA_MARGIN_CP,
     DRAW_SCORE,
+    EVAL_CACHE_ENTRIES_LOG2,
     FOLLOW_UP_HISTORY_LIMIT,
     FUTILITY_MARGIN_CP,
     FUTILITY_MAX_DEPTH,
@@ -233,15 +235,8 @@ def _quiesce(
     keys: KeyArray,
     meta: MetaArray,
     tt_table: KeyArray,
-    moves: Int32Array,
-    move_scores: Int32Array,
-    pv: Int32Array,
-    pv_len: Int32Array,
-    info: Int64Array,
+    work: WorkRecord,
     stop: Int64Array,
-    scratch: Int64Array,
-    eval_cache: KeyArray,
-    see_buf: Int64Array,
     net16: Int16Array,
     net_meta: Int32Array,
     acc: Int16Array,
@@ -250,6 +245,14 @@ def _quiesce(
     beta: int,
 ) -> int:
     """Quiescence search: stand pat, then captures and promotions (all evasions in check)."""
+    moves = work.moves
+    move_scores = work.move_scores
+    pv = work.pv
+    pv_len = work.pv_len
+    info = work.info
+    scratch = work.scratch
+    eval_cache = work.eval_cache
+    see_buf = work.see_buf
     pv_len[ply] = ply
     if _poll_stop(info, stop):
         return 0
@@ -329,8 +332,8 @@ def _quiesce(
         if net_meta[NM_ENABLED] != 0:
             nnue.push(board, stack, meta, net16, net_meta, acc)
         score = -_quiesce(
-            board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
-            info, stop, scratch, eval_cache, see_buf, net16, net_meta, acc, ply + 1, -beta, -alpha,
+            board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+            ply + 1, -beta, -alpha,
         )
         unmake_move(board, stack, meta)
         if info[I_STOPPED] != 0:
@@ -365,26 +368,11 @@ def _negamax(
     keys: KeyArray,
     meta: MetaArray,
     tt_table: KeyArray,
-    moves: Int32Array,
-    move_scores: Int32Array,
-    killers: Int32Array,
-    history: Int32Array,
-    counters: Int32Array,
-    cont_history: Int16Array,
-    ply_moves: Int32Array,
-    capture_history: Int16Array,
-    pv: Int32Array,
-    pv_len: Int32Array,
-    evals: Int32Array,
-    info: Int64Array,
+    work: WorkRecord,
     stop: Int64Array,
-    scratch: Int64Array,
-    eval_cache: KeyArray,
-    see_buf: Int64Array,
     net16: Int16Array,
     net_meta: Int32Array,
     acc: Int16Array,
-    root_moves: Int32Array,
     depth: int,
     ply: int,
     alpha: int,
@@ -392,13 +380,31 @@ def _negamax(
 ) -> int:
     """Negamax alpha-beta with principal variation search; fail-soft.
 
-    The working arrays are passed one by one on purpose: bundled in a tuple they are copied and
-    reference-counted on every call, which cost a third of the search speed when measured.
+    The searcher's own arrays come in one record (``work``, passed as a pointer) and are
+    viewed from it here: passed one by one, each array is a dozen machine words copied on
+    every call; bundled in a tuple they were copied and reference-counted, which cost a third
+    of the search speed when measured.
     """
+    moves = work.moves
+    move_scores = work.move_scores
+    killers = work.killers
+    history = work.history
+    counters = work.counters
+    cont_history = work.cont_history
+    ply_moves = work.ply_moves
+    capture_history = work.capture_history
+    pv = work.pv
+    pv_len = work.pv_len
+    evals = work.evals
+    info = work.info
+    scratch = work.scratch
+    eval_cache = work.eval_cache
+    see_buf = work.see_buf
+    root_moves = work.root_moves
     if depth <= 0:
         return _quiesce(
-            board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
-            info, stop, scratch, eval_cache, see_buf, net16, net_meta, acc, ply, alpha, beta,
+            board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+            ply, alpha, beta,
         )
     pv_len[ply] = ply
     if _poll_stop(info, stop):
@@ -474,9 +480,8 @@ def _negamax(
         # Razoring: hopelessly below alpha near the leaves, only captures can save the node.
         if depth <= RAZOR_MAX_DEPTH and static_eval + RAZOR_MARGIN_CP * depth < alpha:
             score = _quiesce(
-                board, stack, keys, meta, tt_table, moves, move_scores, pv, pv_len,
-                info, stop, scratch, eval_cache, see_buf,
-                net16, net_meta, acc, ply, alpha, alpha + 1,
+                board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+                ply, alpha, alpha + 1,
             )
             if info[I_STOPPED] != 0:
                 return 0
@@ -507,11 +512,8 @@ def _negamax(
             make_null(board, stack, keys, meta)
             ply_moves[ply] = NO_CONT
             score = -_negamax(
-                board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, cont_history, ply_moves, capture_history,
-                pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
-                net16, net_meta, acc,
-                root_moves, depth - 1 - reduction, ply + 1, -beta, -beta + 1,
+                board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+                depth - 1 - reduction, ply + 1, -beta, -beta + 1,
             )
             unmake_null(stack, meta)
             if info[I_STOPPED] != 0:
@@ -621,11 +623,8 @@ def _negamax(
         new_depth = depth - 1
         if legal == 1:
             score = -_negamax(
-                board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, cont_history, ply_moves, capture_history,
-                pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
-                net16, net_meta, acc,
-                root_moves, new_depth, ply + 1, -beta, -alpha,
+                board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+                new_depth, ply + 1, -beta, -alpha,
             )
         else:
             # Late move reductions: quiet moves ordered late are searched shallower first.
@@ -645,27 +644,18 @@ def _negamax(
                 reduction = max(0, min(reduction, new_depth - 1))
             # Principal variation search: a null window proves the move is no better.
             score = -_negamax(
-                board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                history, counters, cont_history, ply_moves, capture_history,
-                pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
-                net16, net_meta, acc,
-                root_moves, new_depth - reduction, ply + 1, -alpha - 1, -alpha,
+                board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+                new_depth - reduction, ply + 1, -alpha - 1, -alpha,
             )
             if score > alpha and reduction > 0:
                 score = -_negamax(
-                    board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                    history, counters, cont_history, ply_moves, capture_history,
-                    pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
-                    net16, net_meta, acc,
-                    root_moves, new_depth, ply + 1, -alpha - 1, -alpha,
+                    board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+                    new_depth, ply + 1, -alpha - 1, -alpha,
                 )
             if score > alpha and score < beta:
                 score = -_negamax(
-                    board, stack, keys, meta, tt_table, moves, move_scores, killers,
-                    history, counters, cont_history, ply_moves, capture_history,
-                    pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
-                    net16, net_meta, acc,
-                    root_moves, new_depth, ply + 1, -beta, -alpha,
+                    board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
+                    new_depth, ply + 1, -beta, -alpha,
                 )
         unmake_move(board, stack, meta)
         if info[I_STOPPED] != 0:
@@ -726,31 +716,91 @@ def _negamax(
     return best
 
 
-@dataclass
-class SearchTables:
-    """The mutable arrays of one searcher (ordering heuristics, PV, counters)."""
+def _work_dtype() -> np.dtype[np.void]:
+    """The record of one searcher's own arrays (``SearchTables``), in the order of use."""
+    plies = MAX_PLY + 1
+    return np.dtype(
+        [
+            ("moves", np.int32, (plies, MAX_MOVES)),
+            ("move_scores", np.int32, (plies, MAX_MOVES)),
+            ("killers", np.int32, (plies, 2)),
+            ("history", np.int32, (2, 128, 128)),
+            ("counters", np.int32, (128, 128)),
+            ("cont_history", np.int16, (CONT_SIZE + 1, CONT_SIZE)),
+            ("capture_history", np.int16, (CAPTURE_HISTORY_SIZE,)),
+            ("ply_moves", np.int32, (plies,)),  # continuation index of the move made at each ply
+            ("pv", np.int32, (plies, plies)),
+            ("pv_len", np.int32, (plies,)),
+            ("evals", np.int32, (plies,)),
+            ("info", np.int64, (INFO_SIZE,)),
+            ("scratch", np.int64, (SCRATCH_SIZE,)),
+            ("eval_cache", np.uint64, (1 << EVAL_CACHE_ENTRIES_LOG2,)),
+            ("see_buf", np.int64, (SEE_BUFFER_SIZE,)),
+            ("root_moves", np.int32, (MAX_MOVES,)),
+        ],
+        align=True,
+    )
 
-    moves: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_MOVES), np.int32))
-    move_scores: Int32Array = field(
-        default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_MOVES), np.int32)
-    )
-    killers: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, 2), np.int32))
-    history: Int32Array = field(default_factory=lambda: np.zeros((2, 128, 128), np.int32))
-    counters: Int32Array = field(default_factory=lambda: np.zeros((128, 128), np.int32))
-    cont_history: Int16Array = field(default_factory=new_cont_history)
-    capture_history: Int16Array = field(default_factory=new_capture_history)
-    ply_moves: Int32Array = field(  # continuation index of the move made at each ply
-        default_factory=lambda: np.full(MAX_PLY + 1, NO_CONT, np.int32)
-    )
-    pv: Int32Array = field(default_factory=lambda: np.zeros((MAX_PLY + 1, MAX_PLY + 1), np.int32))
-    pv_len: Int32Array = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
-    evals: Int32Array = field(default_factory=lambda: np.zeros(MAX_PLY + 1, np.int32))
-    info: Int64Array = field(default_factory=lambda: np.zeros(INFO_SIZE, np.int64))
-    scratch: Int64Array = field(default_factory=new_scratch)
-    eval_cache: KeyArray = field(default_factory=new_cache)
-    see_buf: Int64Array = field(default_factory=new_see_buffer)
-    root_moves: Int32Array = field(default_factory=lambda: np.zeros(MAX_MOVES, np.int32))
-    acc: Int16Array = field(default_factory=lambda: nnue.new_accumulators(0))
+
+WORK_DTYPE = _work_dtype()
+
+
+class WorkRecord(Protocol):
+    """One element of a ``WORK_DTYPE`` array (a numpy record), as the compiled search reads
+    it: each field is an array viewed in place."""
+
+    moves: Int32Array
+    move_scores: Int32Array
+    killers: Int32Array
+    history: Int32Array
+    counters: Int32Array
+    cont_history: Int16Array
+    capture_history: Int16Array
+    ply_moves: Int32Array
+    pv: Int32Array
+    pv_len: Int32Array
+    evals: Int32Array
+    info: Int64Array
+    scratch: Int64Array
+    eval_cache: KeyArray
+    see_buf: Int64Array
+    root_moves: Int32Array
+
+
+class SearchTables:
+    """The mutable arrays of one searcher (ordering heuristics, PV, counters).
+
+    They live in one record (``work``), which the compiled search receives as a single
+    pointer; the attributes are views of its fields, for the Python side.
+    """
+
+    def __init__(self, acc: Int16Array | None = None) -> None:
+        self._store = np.zeros(1, dtype=WORK_DTYPE)
+        self.work = cast(WorkRecord, self._store[0])
+        fields = self._store[0]
+        self.moves: Int32Array = fields["moves"]
+        self.move_scores: Int32Array = fields["move_scores"]
+        self.killers: Int32Array = fields["killers"]
+        self.history: Int32Array = fields["history"]
+        self.counters: Int32Array = fields["counters"]
+        self.cont_history: Int16Array = fields["cont_history"]
+        self.capture_history: Int16Array = fields["capture_history"]
+        self.ply_moves: Int32Array = fields["ply_moves"]
+        self.pv: Int32Array = fields["pv"]
+        self.pv_len: Int32Array = fields["pv_len"]
+        self.evals: Int32Array = fields["evals"]
+        self.info: Int64Array = fields["info"]
+        self.scratch: Int64Array = fields["scratch"]
+        self.eval_cache: KeyArray = fields["eval_cache"]
+        self.see_buf: Int64Array = fields["see_buf"]
+        self.root_moves: Int32Array = fields["root_moves"]
+        self.ply_moves.fill(NO_CONT)
+        self.acc: Int16Array = acc if acc is not None else nnue.new_accumulators(0)
+
+    @property
+    def nbytes(self) -> int:
+        """The memory these tables take: the record and the accumulators."""
+        return int(self._store.nbytes + self.acc.nbytes)
 
     def clear(self) -> None:
         self.killers.fill(0)
@@ -767,26 +817,11 @@ def _search_root(
     keys: KeyArray,
     meta: MetaArray,
     tt_table: KeyArray,
-    moves: Int32Array,
-    move_scores: Int32Array,
-    killers: Int32Array,
-    history: Int32Array,
-    counters: Int32Array,
-    cont_history: Int16Array,
-    ply_moves: Int32Array,
-    capture_history: Int16Array,
-    pv: Int32Array,
-    pv_len: Int32Array,
-    evals: Int32Array,
-    info: Int64Array,
+    work: WorkRecord,
     stop: Int64Array,
-    scratch: Int64Array,
-    eval_cache: KeyArray,
-    see_buf: Int64Array,
     net16: Int16Array,
     net_meta: Int32Array,
     acc: Int16Array,
-    root_moves: Int32Array,
     depth: int,
     alpha: int,
     beta: int,
@@ -796,13 +831,11 @@ def _search_root(
     Every recursive call must see the same argument types (a literal ``0`` for the ply would
     compile a second variant, and numba's cache cannot restore such recursive variants).
     """
+    info = work.info
     info[I_ROOT_UPDATED] = 0
     info[I_ROOT_ROW] = meta[M_PLY]
     return _negamax(
-        board, stack, keys, meta, tt_table, moves, move_scores, killers, history,
-        counters, cont_history, ply_moves, capture_history,
-        pv, pv_len, evals, info, stop, scratch, eval_cache, see_buf,
-        net16, net_meta, acc, root_moves, depth,
+        board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc, depth,
         np.int64(0), alpha, beta,  # type: ignore[arg-type]
     )
 
@@ -995,11 +1028,8 @@ class Searcher:
                 net16, net_meta = _NO_NET
         return int(
             _search_root(
-                board, stack, keys, meta, self.tt_table, t.moves, t.move_scores,
-                t.killers, t.history, t.counters, t.cont_history, t.ply_moves, t.capture_history,
-                t.pv, t.pv_len,
-                t.evals, t.info, stop, t.scratch, t.eval_cache, t.see_buf,
-                net16, net_meta, t.acc, t.root_moves, depth, alpha, beta,
+                board, stack, keys, meta, self.tt_table, t.work, stop, net16, net_meta, t.acc,
+                depth, alpha, beta,
             )
         )
 

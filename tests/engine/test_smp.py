@@ -168,9 +168,7 @@ def test_thread_count_changes_and_a_helper_costs_under_5_mb() -> None:
     # what a helper adds with the shipped net: its tables (accumulators included) and its copy
     # of the root position
     tables = SearchTables(acc=nnue.new_accumulators(nnue.net_for(DEFAULT_EVAL_FILE).hidden))
-    helper_bytes = sum(
-        value.nbytes for value in vars(tables).values() if isinstance(value, np.ndarray)
-    )
+    helper_bytes = tables.nbytes
     helper_bytes += sum(array.nbytes for array in Position.startpos().arrays)
     assert helper_bytes < 5 * 1024 * 1024
 
