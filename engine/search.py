@@ -1280,6 +1280,12 @@ def warm_up(net: nnue.Net | None = None) -> None:
     engine host that forks the games loads them once for all of them, where each game would
     otherwise load its own copy of their machine code (about 12 MB a game)."""
     lines: list[str] = []  # the info lines are built too, so their code is loaded now
+    # ``position ... moves ...`` makes its moves from Python, with other argument types than
+    # the search's: unwarmed, a new build's first game compiled them on its second move's
+    # clock (and lost on time at 2 s)
+    position = Position.from_fen(WARM_UP_FEN)
+    position.push_uci(position.move_to_uci(position.legal_moves()[0]))
+    position.pop()
     for each in (None, net) if net is not None else (None,):
         position = Position.from_fen(WARM_UP_FEN)
         searcher = Searcher(1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -175,3 +177,37 @@ def test_bench_signature_is_deterministic() -> None:
         second.best_move,
         second.score,
     )
+
+
+# Run in a process of its own: what other tests compiled or loaded must not hide a gap.
+_FIRST_MOVES_AFTER_WARM_UP = """
+import importlib, pkgutil
+from numba.core.registry import CPUDispatcher
+import engine
+from engine.board import Position
+from engine.nnue import net_for
+from engine.params import DEFAULT_EVAL_FILE
+from engine.search import warm_up
+
+modules = [importlib.import_module(f"engine.{m.name}")
+           for m in pkgutil.iter_modules(engine.__path__)
+           if m.name not in ("__main__", "forkserver", "launcher")]
+def signatures():
+    return {f"{module.__name__}.{name}": {str(sig) for sig in obj.signatures}
+            for module in modules for name, obj in vars(module).items()
+            if isinstance(obj, CPUDispatcher)}
+warm_up(net_for(DEFAULT_EVAL_FILE))
+before = signatures()
+position = Position.startpos()
+for text in ("e2e4", "e7e5", "g1f3"):  # what ``position startpos moves ...`` does
+    position.push_uci(text)
+position.pop()
+after = signatures()
+print(sorted(name for name in after if after[name] - before.get(name, set())))
+"""
+
+
+def test_a_games_moves_need_nothing_the_warm_up_did_not_load() -> None:
+    run = subprocess.run([sys.executable, "-c", _FIRST_MOVES_AFTER_WARM_UP], check=True,
+                         capture_output=True, text=True, timeout=600)
+    assert run.stdout.strip() == "[]", run.stdout
