@@ -1,4 +1,4 @@
-"""A learned evaluation (NNUE): a perspective net 768 -> N x 2 -> 1, quantised to integers.
+"""A learned evaluation (NNUE): a perspective net 768 -> N x 2 -> 1 x B, quantised to integers.
 
 Inputs: 768 features per perspective, ``(relation * 6 + type - 1) * 64 + square``, where
 ``relation`` is 0 for the perspective's own pieces and 1 for the other side's, ``type`` is
@@ -7,6 +7,9 @@ flips the board (``square ^ 56``), so one set of weights serves both sides.  Eac
 accumulator is the feature bias plus the weight rows of its active features (int16).  The
 output takes the side to move's accumulator, then the other's, through the activation
 (clipped ReLU, or its square), dots them with 2N output weights (int32 sums) and adds a bias.
+The output weights and bias are those of the position's bucket (``output_bucket``: B buckets by
+the number of pieces on the board, 2 .. 32), so that an ending is scored by weights of its own
+rather than the middle game's; B is 1 for a net without buckets.
 
 In floats (as the trainer computes): ``a = clamp(b1 + sum W1[f], 0, 1)`` for each side,
 ``out = w2 . act(a_us ++ a_them) + b2`` and the score is ``out * SCALE`` centipawns, side to
@@ -16,22 +19,26 @@ integer sum is scaled back by ``SCALE / (QA * QB)`` (SCReLU divides its squares 
 Net file (little-endian), refused with ``NetFileError`` unless every field checks out::
 
     magic        8 bytes   b"KBZNNUE\\0"
-    version      uint32    FORMAT_VERSION
+    version      uint32    1 (one output bucket) or FORMAT_VERSION (2)
     hidden       uint32    N, 1 .. MAX_HIDDEN
     activation   uint32    ACT_CRELU (0) or ACT_SCRELU (1)
     qa, qb       uint32    quantisation scales of the accumulator and the output weights
     scale        uint32    centipawns per unit of the float output
+    buckets      uint32    B, 2 .. MAX_BUCKETS (version 2 only; version 1 has B = 1)
     ft_weights   int16     768 x N, feature-major
     ft_bias      int16     N
-    out_weights  int16     2N: the side to move's half first
-    out_bias     int32
+    out_weights  int16     B x 2N: bucket by bucket, each the side to move's half first
+    out_bias     int32     B
+
+A net with one bucket is written as version 1, so a file without buckets reads the same
+everywhere; the header's fields up to ``scale`` sit at the same offsets in both versions.
 
 In the search the net is two arrays (``net16``: the int16 weights, flat, and ``net_meta``:
-int32 header fields, ``NM_ENABLED`` 0 for the hand-written evaluation) and the accumulators
-are ``acc``: int16[STACK_SIZE, 2 * N], one row per stack row, white's half first.  After
-``make_move`` the search calls ``push`` (the new row from the last one, a few rows added and
-subtracted); unmaking costs nothing (the rows below stay valid), and a null move neither:
-rows of null moves are skipped back over.  ``refresh`` computes a row from the board.
+int32 header fields and the output biases, ``NM_ENABLED`` 0 for the hand-written evaluation)
+and the accumulators are ``acc``: int16[STACK_SIZE, 2 * N], one row per stack row, white's half
+first.  After ``make_move`` the search calls ``push`` (the new row from the last one, a few
+rows added and subtracted); unmaking costs nothing (the rows below stay valid), and a null move
+neither: rows of null moves are skipped back over.  ``refresh`` computes a row from the board.
 """
 
 from __future__ import annotations
@@ -75,17 +82,22 @@ from engine.constants import (
 from engine.evaluate import evaluate, new_scratch, scale_drawish
 from engine.jit import njit_noalloc, njit_noalloc_inline
 from engine.movegen import castling_squares
+from engine.pieceset import piece_count
 from engine.variant import variant_eval_white
 
 MAGIC = b"KBZNNUE\0"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the version written for a net with output buckets
+FORMAT_VERSION_SINGLE = 1  # one output bucket, no ``buckets`` field
 FEATURES = 768
 MAX_HIDDEN = 4096
+MAX_BUCKETS = 16
+MAX_PIECES = 32  # the most a legal board holds (16 a side): the buckets split 2 .. 32 evenly
 ACT_CRELU = 0
 ACT_SCRELU = 1
 ACTIVATIONS = {ACT_CRELU: "crelu", ACT_SCRELU: "screlu"}
 _HEADER = struct.Struct("<8sIIIIII")
-SCALE_OFFSET = _HEADER.size - 4  # the header's last field, ``scale``
+SCALE_OFFSET = _HEADER.size - 4  # the last field common to both versions, ``scale``
+_BUCKETS = struct.Struct("<I")  # version 2: the header goes on with the bucket count
 MAX_SCALE = 100_000
 _MAX_QA = 1 << 14  # larger scales overflow the int16 accumulators
 
@@ -96,9 +108,10 @@ NM_ACTIVATION = 2
 NM_QA = 3
 NM_QB = 4
 NM_SCALE = 5
-NM_OUT_BIAS = 6
+NM_BUCKETS = 6
 NM_SUMS_FIT_INT32 = 7  # 1: every half's SCReLU sum fits int32 (``_screlu_sums_fit_int32``)
-NET_META_SIZE = 8
+NM_OUT_BIAS = 8  # bucket b's output bias is at NM_OUT_BIAS + b
+NET_META_SIZE = NM_OUT_BIAS + MAX_BUCKETS
 
 Int16Array = npt.NDArray[np.int16]
 Int32Array = npt.NDArray[np.int32]
@@ -133,6 +146,11 @@ class Net:
     def scale(self) -> int:
         """The header's centipawns per unit of the output."""
         return int(self.net_meta[NM_SCALE])
+
+    @property
+    def buckets(self) -> int:
+        """Output buckets (1: one output layer for every position)."""
+        return int(self.net_meta[NM_BUCKETS])
 
 
 # Nets already read, by resolved path, with the file's (size, mtime) when read: the engine host
@@ -199,13 +217,21 @@ def _refreshed(board: BoardArray, row: int, net: Net) -> Int16Array:
     return acc
 
 
-def layers(net: Net) -> tuple[Int16Array, Int16Array, Int16Array]:
-    """The net's int16 weights as the file lays them out: the feature weights (768 x N), the
-    feature biases (N) and the output weights (2N, the side to move's half first)."""
-    hidden = net.hidden
+def layers(net: Net) -> tuple[Int16Array, Int16Array, Int16Array, Int32Array]:
+    """The net's weights as the file lays them out: the feature weights (768 x N), the feature
+    biases (N), the output weights (B x 2N, the side to move's half first) and the output
+    biases (B)."""
+    hidden, buckets = net.hidden, net.buckets
     bias_at, out_at = FEATURES * hidden, (FEATURES + 1) * hidden
     return (net.net16[:bias_at].reshape(FEATURES, hidden), net.net16[bias_at:out_at],
-            net.net16[out_at:])
+            net.net16[out_at:].reshape(buckets, 2 * hidden),
+            net.net_meta[NM_OUT_BIAS:NM_OUT_BIAS + buckets].copy())
+
+
+def bucket_of(pieces: npt.ArrayLike, buckets: int) -> npt.NDArray[np.int64]:
+    """``output_bucket`` of every count in ``pieces`` (the trainer's side, on arrays)."""
+    counts = np.asarray(pieces, dtype=np.int64)
+    return np.clip((counts - 2) * buckets // MAX_PIECES, 0, buckets - 1)
 
 
 def no_net() -> tuple[Int16Array, Int32Array]:
@@ -222,26 +248,37 @@ def encode_net(
     ft_weights: npt.ArrayLike,
     ft_bias: npt.ArrayLike,
     out_weights: npt.ArrayLike,
-    out_bias: int,
+    out_bias: int | npt.ArrayLike,
     *,
     activation: int = ACT_SCRELU,
     qa: int = 255,
     qb: int = 64,
     scale: int = 400,
 ) -> bytes:
-    """The bytes of a net file from quantised (integer) weights; shapes are checked."""
+    """The bytes of a net file from quantised (integer) weights; shapes are checked.  The
+    output weights are 2N for one bucket, or B x 2N with B biases."""
     w1 = np.asarray(ft_weights, dtype=np.int16)
     hidden = w1.shape[1] if w1.ndim == 2 else 0
     b1 = np.asarray(ft_bias, dtype=np.int16)
     w2 = np.asarray(out_weights, dtype=np.int16)
-    if w1.shape != (FEATURES, hidden) or b1.shape != (hidden,) or w2.shape != (2 * hidden,):
+    w2 = w2.reshape(1, -1) if w2.ndim == 1 else w2
+    b2 = np.asarray(out_bias, dtype=np.int64).reshape(-1)
+    buckets = w2.shape[0]
+    if (w1.shape != (FEATURES, hidden) or b1.shape != (hidden,)
+            or w2.shape != (buckets, 2 * hidden) or b2.shape != (buckets,)):
         raise ValueError(
-            f"net shapes {w1.shape}, {b1.shape}, {w2.shape} are not "
-            f"({FEATURES}, N), (N,), (2N,)"
+            f"net shapes {w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} are not "
+            f"({FEATURES}, N), (N,), (2N,) or (B, 2N), and (B,)"
         )
-    header = _HEADER.pack(MAGIC, FORMAT_VERSION, hidden, activation, qa, qb, scale)
+    if not 1 <= buckets <= MAX_BUCKETS:
+        raise ValueError(f"{buckets} output buckets is outside 1..{MAX_BUCKETS}")
+    if buckets == 1:
+        header = _HEADER.pack(MAGIC, FORMAT_VERSION_SINGLE, hidden, activation, qa, qb, scale)
+    else:
+        header = (_HEADER.pack(MAGIC, FORMAT_VERSION, hidden, activation, qa, qb, scale)
+                  + _BUCKETS.pack(buckets))
     return (header + w1.astype("<i2").tobytes() + b1.astype("<i2").tobytes()
-            + w2.astype("<i2").tobytes() + struct.pack("<i", int(out_bias)))
+            + w2.astype("<i2").tobytes() + b2.astype("<i4").tobytes())
 
 
 def load_net(path: str | Path) -> Net:
@@ -258,25 +295,37 @@ def load_net(path: str | Path) -> Net:
     magic, version, hidden, activation, qa, qb, scale = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise NetFileError(f"net file {name}: not a Kibitz net (magic {magic!r})")
-    if version != FORMAT_VERSION:
+    if version not in (FORMAT_VERSION_SINGLE, FORMAT_VERSION):
         raise NetFileError(
-            f"net file {name}: format version {version}, this engine reads {FORMAT_VERSION}"
+            f"net file {name}: format version {version}, this engine reads "
+            f"{FORMAT_VERSION_SINGLE} and {FORMAT_VERSION}"
         )
+    header_size, buckets = _HEADER.size, 1
+    if version == FORMAT_VERSION:
+        header_size += _BUCKETS.size
+        if len(data) < header_size:
+            raise NetFileError(f"net file {name}: {len(data)} bytes is shorter than the "
+                               f"{header_size}-byte header")
+        (buckets,) = _BUCKETS.unpack_from(data, _HEADER.size)
+        if not 2 <= buckets <= MAX_BUCKETS:
+            raise NetFileError(f"net file {name}: {buckets} output buckets is outside "
+                               f"2..{MAX_BUCKETS}")
     if not 1 <= hidden <= MAX_HIDDEN:
         raise NetFileError(f"net file {name}: hidden size {hidden} is outside 1..{MAX_HIDDEN}")
     if activation not in ACTIVATIONS:
         raise NetFileError(f"net file {name}: unknown activation {activation}")
     if not (1 <= qa <= _MAX_QA and 1 <= qb <= _MAX_QA and 1 <= scale <= MAX_SCALE):
         raise NetFileError(f"net file {name}: scales qa={qa} qb={qb} scale={scale} are invalid")
-    weights = FEATURES * hidden + hidden + 2 * hidden
-    expected = _HEADER.size + 2 * weights + 4
+    weights = FEATURES * hidden + hidden + buckets * 2 * hidden
+    expected = header_size + 2 * weights + 4 * buckets
     if len(data) != expected:
+        shape = f"N={hidden}" + (f" and {buckets} buckets" if buckets > 1 else "")
         raise NetFileError(
-            f"net file {name}: {len(data)} bytes, but a net with N={hidden} has {expected} "
+            f"net file {name}: {len(data)} bytes, but a net with {shape} has {expected} "
             f"({'truncated' if len(data) < expected else 'trailing data'})"
         )
-    net16 = np.frombuffer(data, dtype="<i2", count=weights, offset=_HEADER.size).astype(np.int16)
-    (out_bias,) = struct.unpack_from("<i", data, expected - 4)
+    net16 = np.frombuffer(data, dtype="<i2", count=weights, offset=header_size).astype(np.int16)
+    out_biases = np.frombuffer(data, dtype="<i4", count=buckets, offset=expected - 4 * buckets)
     net_meta = np.zeros(NET_META_SIZE, dtype=np.int32)
     net_meta[NM_ENABLED] = 1
     net_meta[NM_HIDDEN] = hidden
@@ -284,7 +333,8 @@ def load_net(path: str | Path) -> Net:
     net_meta[NM_QA] = qa
     net_meta[NM_QB] = qb
     net_meta[NM_SCALE] = scale
-    net_meta[NM_OUT_BIAS] = out_bias
+    net_meta[NM_BUCKETS] = buckets
+    net_meta[NM_OUT_BIAS:NM_OUT_BIAS + buckets] = out_biases
     out_weights = net16[(FEATURES + 1) * hidden:]
     net_meta[NM_SUMS_FIT_INT32] = _screlu_sums_fit_int32(out_weights, hidden, qa)
     # read-only: the engine host loads the net before forking, so games share its pages
@@ -295,9 +345,10 @@ def load_net(path: str | Path) -> Net:
 def _screlu_sums_fit_int32(out_weights: Int16Array, hidden: int, qa: int) -> int:
     """1 when no half's SCReLU sum ``sum(clamp(a, 0, qa)**2 * w)`` can leave int32, whatever the
     accumulators: then the output layer sums in int32 lanes (twice as many per vector as int64,
-    and a multiply AVX2 has), else in int64.  The shipped net is at 42% of the bound."""
+    and a multiply AVX2 has), else in int64.  The shipped net is at 42% of the bound.  Every
+    bucket's halves are checked."""
     bound = max(int(np.abs(out_weights[half * hidden:(half + 1) * hidden].astype(np.int64)).sum())
-                for half in range(2))
+                for half in range(len(out_weights) // hidden))
     return int(bound * qa * qa <= _INT32_MAX)
 
 
@@ -429,6 +480,13 @@ def _screlu_sum_int32(a: Int16Array, w: Int16Array, hidden: int, qa: np.int32) -
     return int(total)
 
 
+@njit_noalloc_inline
+def output_bucket(pieces: int, buckets: int) -> int:
+    """The output bucket of a position with ``pieces`` pieces (kings included): 2 .. 32 split
+    into ``buckets`` even ranges, fewest pieces first (``bucket_of`` on arrays)."""
+    return min(max((pieces - 2) * buckets // MAX_PIECES, 0), buckets - 1)
+
+
 @njit_noalloc
 def evaluate_net(
     stack: StackArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
@@ -438,7 +496,9 @@ def evaluate_net(
     qa = net_meta[NM_QA]
     src = _source_row(stack, row)
     us = stack[row, S_SIDE]
-    out_base = FEATURES * hidden + hidden
+    buckets = net_meta[NM_BUCKETS]
+    bucket = output_bucket(piece_count(stack, row), buckets) if buckets > 1 else 0
+    out_base = FEATURES * hidden + hidden + bucket * 2 * hidden
     total = 0
     screlu = net_meta[NM_ACTIVATION] == ACT_SCRELU
     fits_int32 = net_meta[NM_SUMS_FIT_INT32] != 0
@@ -460,7 +520,7 @@ def evaluate_net(
                 v = np.int32(min(max(np.int32(a[i]), 0), qa))
                 sums += v * np.int32(w[i])
             total += int(sums)
-    total += net_meta[NM_OUT_BIAS]
+    total += net_meta[NM_OUT_BIAS + bucket]
     return int(total * net_meta[NM_SCALE] // (qa * net_meta[NM_QB]))
 
 

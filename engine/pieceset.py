@@ -78,6 +78,25 @@ def remove_square(stack: StackArray, ply: int, color: int, sq: int) -> None:
     stack[ply, field] = _stored(int(stack[ply, field]) & ~SQ_BIT[sq])
 
 
+@njit_noalloc_inline
+def _word_popcount(bits: int) -> int:
+    """Set bits of a 32-bit word (the classic SWAR sum: no intrinsic, so it also runs as
+    plain Python)."""
+    bits -= (bits >> 1) & 0x55555555
+    bits = (bits & 0x33333333) + ((bits >> 2) & 0x33333333)
+    bits = (bits + (bits >> 4)) & 0x0F0F0F0F
+    return ((bits * 0x01010101) & WORD_MASK) >> 24
+
+
+@njit_noalloc_inline
+def piece_count(stack: StackArray, ply: int) -> int:
+    """Pieces of both sides, kings and pawns included, at row ``ply``."""
+    total = 0
+    for field in range(4):
+        total += _word_popcount(int(stack[ply, S_OCC + field]) & WORD_MASK)
+    return total
+
+
 @njit_noalloc
 def sets_match_board(board: BoardArray, stack: StackArray, ply: int) -> bool:
     """Do the sets at row ``ply`` hold exactly the squares of each side's pieces (tests)?"""

@@ -45,27 +45,33 @@ SPECIAL_FENS = (
 
 
 def _net_bytes(
-    rng: np.random.Generator, hidden: int, activation: int
+    rng: np.random.Generator, hidden: int, activation: int, buckets: int = 1
 ) -> tuple[bytes, dict[str, FloatArray]]:
-    """A small net with random float weights, quantised as the trainer does."""
+    """A small net with random float weights, quantised as the trainer does; its output
+    weights are (buckets, 2N), each bucket's own."""
     w1 = rng.uniform(-0.25, 0.25, size=(nnue.FEATURES, hidden))
     b1 = rng.uniform(0.0, 0.5, size=hidden)
-    w2 = rng.uniform(-1.5, 1.5, size=2 * hidden)
-    b2 = 0.03
+    w2 = rng.uniform(-1.5, 1.5, size=(buckets, 2 * hidden))
+    b2 = rng.uniform(-0.1, 0.1, size=buckets)
     qa, qb = 255, 64
     q = {
         "w1": np.round(w1 * qa), "b1": np.round(b1 * qa), "w2": np.round(w2 * qb),
-        "b2": np.array([round(b2 * qa * qb)], dtype=np.float64),
+        "b2": np.round(b2 * qa * qb),
     }
-    data = nnue.encode_net(q["w1"], q["b1"], q["w2"], int(q["b2"][0]), activation=activation,
+    out_weights, out_bias = (q["w2"], q["b2"]) if buckets > 1 else (q["w2"][0], int(q["b2"][0]))
+    data = nnue.encode_net(q["w1"], q["b1"], out_weights, out_bias, activation=activation,
                            qa=qa, qb=qb, scale=400)
     return data, q
 
 
 def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int) -> float:
-    """The net's score by hand: dequantised weights, float arithmetic, python-chess squares."""
+    """The net's score by hand: dequantised weights, float arithmetic, python-chess squares;
+    the output layer of the bucket that the board's piece count falls in (2 .. 32 pieces in
+    even ranges)."""
     board = chess.Board(fen)
     hidden = q["b1"].shape[0]
+    buckets = q["w2"].shape[0]
+    bucket = (len(board.piece_map()) - 2) * buckets // 32
     accs = []
     for perspective in (chess.WHITE, chess.BLACK):
         a = q["b1"] / 255.0
@@ -78,7 +84,7 @@ def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int) -> float:
     x = np.concatenate([us, them])
     if activation == nnue.ACT_SCRELU:
         x = x * x
-    out = float(x @ (q["w2"] / 64.0)) + float(q["b2"][0]) / (255.0 * 64.0)
+    out = float(x @ (q["w2"][bucket] / 64.0)) + float(q["b2"][bucket]) / (255.0 * 64.0)
     assert x.shape == (2 * hidden,)
     return out * 400
 
@@ -98,6 +104,80 @@ def test_a_tiny_net_scores_as_computed_by_hand(tmp_path: Path, activation: int) 
         expected = _numpy_score(fen, q, activation)
         # the accumulators are exact integers; only the final integer divisions round down
         assert abs(learned - expected) <= 1.0, (fen, learned, expected)
+
+
+# From 32 pieces down to 4: every output bucket of an 8-bucket net, pawns on both sides (never
+# shrunk as drawish)
+BUCKET_FENS = (
+    chess.STARTING_FEN,
+    "r1bqk2r/pp2bppp/2n1pn2/3p4/3P4/2N1PN2/PP3PPP/R2QKB1R w KQkq - 0 8",  # 26
+    "r4rk1/pp3ppp/2n1pn2/8/3P4/2N2N2/PP3PPP/R4RK1 b - - 0 14",  # 22
+    "r4rk1/pp3ppp/4p3/8/3P4/8/PP3PPP/R4RK1 w - - 0 18",  # 18
+    "5rk1/pp3ppp/4p3/8/3P4/8/PP3PPP/5RK1 w - - 0 22",  # 16
+    "6k1/pp3ppp/4p3/8/3P4/8/PP3PP1/6K1 b - - 0 25",  # 13
+    "6k1/p4pp1/8/8/3P4/8/P4P2/6K1 w - - 0 30",  # 8
+    "8/5k2/8/4p3/8/8/4P3/4K3 b - - 0 40",  # 4
+)
+
+
+@pytest.mark.parametrize("activation", [nnue.ACT_CRELU, nnue.ACT_SCRELU])
+def test_a_bucketed_net_scores_each_position_with_its_buckets_weights(
+    tmp_path: Path, activation: int
+) -> None:
+    data, q = _net_bytes(np.random.default_rng(23), 8, activation, buckets=8)
+    path = tmp_path / "buckets.nnue"
+    path.write_bytes(data)
+    net = nnue.load_net(path)
+    assert net.buckets == 8 and data[8:12] == nnue.FORMAT_VERSION.to_bytes(4, "little")
+    used = set()
+    for fen in BUCKET_FENS:
+        _, learned = nnue.static_scores(Position.from_fen(fen), net)
+        assert learned is not None
+        assert abs(learned - _numpy_score(fen, q, activation)) <= 1.0, fen
+        used.add((len(chess.Board(fen).piece_map()) - 2) * 8 // 32)
+    assert used == set(range(8))
+
+
+def test_a_net_split_into_equal_buckets_scores_as_the_net_and_writes_back_the_same(
+    tmp_path: Path,
+) -> None:
+    """One output layer copied into every bucket changes no score (what the trainer starts a
+    bucketed model from), and ``layers`` reads back what ``encode_net`` wrote."""
+    data, q = _net_bytes(np.random.default_rng(29), 16, nnue.ACT_SCRELU)
+    single = tmp_path / "single.nnue"
+    single.write_bytes(data)
+    net = nnue.load_net(single)
+    assert net.buckets == 1 and data[8:12] == (1).to_bytes(4, "little")
+    w1, b1, w2, b2 = nnue.layers(net)
+    assert w2.shape == (1, 32) and b2.tolist() == [int(q["b2"][0])]
+    split = tmp_path / "split.nnue"
+    split.write_bytes(nnue.encode_net(w1, b1, np.repeat(w2, 5, axis=0), np.repeat(b2, 5),
+                                      qa=255, qb=64, scale=400))
+    bucketed = nnue.load_net(split)
+    assert bucketed.buckets == 5
+    for got, want in zip(nnue.layers(bucketed), (w1, b1, np.repeat(w2, 5, axis=0),
+                                                 np.repeat(b2, 5)), strict=True):
+        assert np.array_equal(got, want)
+    rng = random.Random(31)
+    for fen in BUCKET_FENS:
+        pos = Position.from_fen(fen)
+        for _ in range(20):
+            assert nnue.raw_net_score(pos, bucketed) == nnue.raw_net_score(pos, net), pos.fen()
+            moves = pos.legal_moves()
+            if not moves:
+                break
+            pos.push_unchecked(rng.choice(moves))
+
+
+def test_the_compiled_bucket_is_the_trainers() -> None:
+    """``output_bucket`` (the engine's) and ``bucket_of`` (the trainer's, on arrays) agree, the
+    buckets run from the fewest pieces up, and with up to 16 buckets none is empty."""
+    counts = np.arange(2, nnue.MAX_PIECES + 1)
+    for buckets in range(1, nnue.MAX_BUCKETS + 1):
+        compiled = [nnue.output_bucket(int(n), buckets) for n in counts]
+        assert compiled == nnue.bucket_of(counts, buckets).tolist()
+        assert compiled == sorted(compiled) and set(compiled) == set(range(buckets))
+    assert nnue.bucket_of([2, 5, 6, 31, 32], 8).tolist() == [0, 0, 1, 7, 7]
 
 
 # Positions where the variant's term is not 0: white's king a step from the hill; white has
@@ -325,6 +405,9 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "version": (tmp_path / "version.nnue", "format version 9"),
         "shape": (tmp_path / "shape.nnue", "N=5"),
         "activation": (tmp_path / "act.nnue", "unknown activation 7"),
+        "one bucket": (tmp_path / "one.nnue", "1 output buckets is outside 2..16"),
+        "buckets": (tmp_path / "buckets.nnue", "17 output buckets is outside 2..16"),
+        "bucket shape": (tmp_path / "bucket_shape.nnue", "N=4 and 3 buckets"),
     }
     files["truncated"][0].write_bytes(good[:-10])
     files["header"][0].write_bytes(good[:12])
@@ -333,6 +416,12 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     # a header claiming N=5 over N=4's weights: the wrong shape
     files["shape"][0].write_bytes(good[:12] + (5).to_bytes(4, "little") + good[16:])
     files["activation"][0].write_bytes(good[:16] + (7).to_bytes(4, "little") + good[20:])
+    bucketed, _ = _net_bytes(np.random.default_rng(1), 4, nnue.ACT_CRELU, buckets=4)
+    files["one bucket"][0].write_bytes(bucketed[:32] + (1).to_bytes(4, "little") + bucketed[36:])
+    files["buckets"][0].write_bytes(bucketed[:32] + (17).to_bytes(4, "little") + bucketed[36:])
+    # 4 buckets' weights under a header of 3
+    files["bucket shape"][0].write_bytes(bucketed[:32] + (3).to_bytes(4, "little")
+                                         + bucketed[36:])
     return files
 
 

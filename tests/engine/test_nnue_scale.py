@@ -73,11 +73,11 @@ def test_too_few_positions_or_a_net_that_disagrees_is_refused(tmp_path: Path) ->
     with pytest.raises(nnue_scale.ScaleFitError, match="too few"):
         nnue_scale.fit_scale(net, _boards()[:10])
     # the same net with its output negated: it calls white's advantages black's
-    w1, b1, w2 = nnue.layers(net)
+    w1, b1, w2, b2 = nnue.layers(net)
     meta = net.net_meta
     path = tmp_path / "negated.nnue"
     path.write_bytes(nnue.encode_net(
-        w1, b1, -w2.astype(np.int32), -int(meta[nnue.NM_OUT_BIAS]),
+        w1, b1, -w2.astype(np.int32), -b2,
         activation=int(meta[nnue.NM_ACTIVATION]), qa=int(meta[nnue.NM_QA]),
         qb=int(meta[nnue.NM_QB]), scale=int(meta[nnue.NM_SCALE])))
     with pytest.raises(nnue_scale.ScaleFitError, match="against the hand-written"):

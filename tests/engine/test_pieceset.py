@@ -6,7 +6,13 @@ import random
 
 from engine.board import Position, make_move, unmake_move
 from engine.constants import S_OCC, SQ64, WHITE
-from engine.pieceset import lowest_square, set_word, set_words, sets_match_board
+from engine.pieceset import (
+    lowest_square,
+    piece_count,
+    set_word,
+    set_words,
+    sets_match_board,
+)
 from tests.engine.conftest import random_boards
 
 
@@ -33,6 +39,18 @@ def test_walking_a_set_meets_the_pieces_in_board_scan_order() -> None:
         position = Position.from_fen(board.fen(), chess960=True)
         for colour in range(2):
             assert _walk(position, colour) == _scan(position, colour), board.fen()
+
+
+def test_the_piece_count_is_the_boards() -> None:
+    """Every count from a full board down to bare kings (the net's output bucket reads it)."""
+    seen = set()
+    for board in random_boards(seed=13, games=12, chess960=False, max_plies=300)[::3]:
+        position = Position.from_fen(board.fen())
+        assert piece_count(position.stack, position.ply) == len(board.piece_map()), board.fen()
+        seen.add(len(board.piece_map()))
+    bare = Position.from_fen("8/8/4k3/8/8/4K3/8/8 w - - 0 1")
+    assert piece_count(bare.stack, bare.ply) == 2
+    assert 32 in seen and len(seen) >= 15, sorted(seen)
 
 
 def test_incremental_sets_equal_sets_from_scratch_through_make_and_unmake() -> None:

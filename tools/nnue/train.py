@@ -1,7 +1,8 @@
 """Train the learned evaluation on ``tools.nnue.data`` records and write a quantised net file.
 
 The net is the engine's (``engine.nnue``): 768 inputs per perspective into N hidden units,
-(squared) clipped ReLU, one output; trained in float, rounded at export.  The target blends
+(squared) clipped ReLU, one output (from the weights of the position's output bucket, by its
+number of pieces, with ``--buckets``); trained in float, rounded at export.  The target blends
 the search score with the game result, ``(1 - wdl) * sigmoid(score / K) + wdl * result`` (side
 to move's view), and the loss is the mean squared error of ``sigmoid(output)`` against it: the
 model's output is a logit, ``SCALE`` centipawns a unit at K = 400.  K is the data's: the
@@ -19,7 +20,10 @@ one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never
 ``--fraction`` trains on the first part of each file's training positions only, for a learning
 curve over the same held-out positions.  ``--init NET`` starts from a written net (the last
 generation's, its shape with it) instead of random weights: the next generation learns from
-its own games without starting over, which needs less data.
+its own games without starting over, which needs less data.  A net of one bucket starts every
+bucket of a ``--buckets`` model with its own output layer, so that the bucketed model scores as
+it did until training tells the buckets apart; ``--output-only`` then trains the output layer
+alone, the feature transformer kept as it is.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ QB = 512
 DEFAULT_HIDDEN = 128
 SCALE = 400  # centipawns per unit of the model's logit at K = 400 (``--no-fit-scale``)
 PAD = nnue.FEATURES  # the index of the all-zero row that pads positions to MAX_PIECES
-MAX_PIECES = 32
+MAX_PIECES = nnue.MAX_PIECES
 FT_LIMIT = 32767 / QA / MAX_PIECES  # a feature weight so large could overflow an accumulator
 OUT_LIMIT = 32767 / QB
 
@@ -62,7 +66,8 @@ EVAL_BATCH = 1 << 16
 def features(records: npt.NDArray[np.void]) -> tuple[IndexArray, IndexArray,
                                                      npt.NDArray[np.int64]]:
     """Input indices of every record for white's and black's view (padded with ``PAD``), and
-    the side to move (0 white, 1 black).  The indices are int16 (768 features and the pad fit),
+    the side to move (0 white, 1 black).  A row's count of indices other than ``PAD`` is its
+    number of pieces (``pieces``).  The indices are int16 (768 features and the pad fit),
     a quarter of int64's memory: they are widened a batch at a time (``widen``)."""
     n = len(records)
     white_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
@@ -93,6 +98,11 @@ def _fill_features(records: npt.NDArray[np.void], white_idx: IndexArray,
     black_idx[rows, slot] = black_view
 
 
+def pieces(indices: IndexArray) -> npt.NDArray[np.int64]:
+    """Pieces on the board of each row of input indices."""
+    return np.asarray((indices != PAD).sum(axis=1), dtype=np.int64)
+
+
 def widen(batch: list[torch.Tensor]) -> list[torch.Tensor]:
     """A batch with its index tensors as int64, which ``EmbeddingBag`` takes."""
     return [batch[0].long(), batch[1].long(), *batch[2:]]
@@ -108,13 +118,15 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
     every square of its piece (a "virtual" feature, as in Stockfish's trainer): what a piece is
     worth anywhere is learnt from all its positions at once, which matters when the data is
     small.  The export adds the two, so the engine's net has the same shape either way.
+    ``buckets`` output layers side by side: each position takes its bucket's output.
     """
 
-    def __init__(self, hidden: int, screlu: bool, factorize: bool = False) -> None:
+    def __init__(self, hidden: int, screlu: bool, factorize: bool = False,
+                 buckets: int = 1) -> None:
         super().__init__()
         self.ft = torch.nn.EmbeddingBag(nnue.FEATURES + 1, hidden, mode="sum", padding_idx=PAD)
         self.ft_bias = torch.nn.Parameter(torch.zeros(hidden))
-        self.out = torch.nn.Linear(2 * hidden, 1)
+        self.out = torch.nn.Linear(2 * hidden, buckets)
         self.screlu = screlu
         self.factor = (torch.nn.EmbeddingBag(PIECES + 1, hidden, mode="sum", padding_idx=PIECES)
                        if factorize else None)
@@ -138,8 +150,13 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
             weights = weights + self.factor.weight[:PIECES].repeat_interleave(64, dim=0)
         return weights
 
-    def forward(self, white: torch.Tensor, black: torch.Tensor, stm: torch.Tensor
-                ) -> torch.Tensor:
+    def feature_parameters(self) -> list[torch.nn.Parameter]:
+        """The feature transformer's parameters (all but the output layer's)."""
+        return [self.ft.weight, self.ft_bias,
+                *([self.factor.weight] if self.factor is not None else [])]
+
+    def forward(self, white: torch.Tensor, black: torch.Tensor, stm: torch.Tensor,
+                bucket: torch.Tensor) -> torch.Tensor:
         a_white = self._side(white)
         a_black = self._side(black)
         side = stm.unsqueeze(1).bool()
@@ -148,7 +165,8 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
         x = torch.clamp(torch.cat([us, them], dim=1), 0.0, 1.0)
         if self.screlu:
             x = x * x
-        return self.out(x).squeeze(1)  # a logit: the win chance is its sigmoid
+        # a logit: the win chance is its sigmoid
+        return self.out(x).gather(1, bucket.unsqueeze(1)).squeeze(1)
 
     def clip(self) -> None:
         with torch.no_grad():
@@ -169,17 +187,23 @@ def mirror_half(indices: torch.Tensor) -> torch.Tensor:
 def load_init(model: Net, net: nnue.Net) -> None:
     """The model's weights from a written net: its integers back to floats at the file's own
     scales (the factorised rows start at 0), so that an export before any training writes the
-    same weights again.  The file's centipawn scale is not read back: the model's output times
-    ``SCALE`` is centipawns at K = 400 (a logit), and the file's scale, the engine's
-    centipawns, is fitted again at export."""
+    same weights again.  A net of one output bucket gives its output layer to every bucket of
+    the model; a bucketed net needs a model of as many buckets.  The file's centipawn scale is
+    not read back: the model's output times ``SCALE`` is centipawns at K = 400 (a logit), and
+    the file's scale, the engine's centipawns, is fitted again at export."""
     qa, qb = int(net.net_meta[nnue.NM_QA]), int(net.net_meta[nnue.NM_QB])
-    ft_weights, ft_bias, out_weights = nnue.layers(net)
+    ft_weights, ft_bias, out_weights, out_biases = nnue.layers(net)
     w1 = ft_weights.astype(np.float32) / qa
     b1 = ft_bias.astype(np.float32) / qa
-    w2 = out_weights.astype(np.float32) / qb
     old, new = net.hidden, model.ft_bias.shape[0]
+    buckets = model.out.weight.shape[0]
     if new < old:
         raise ValueError(f"a model of N={new} cannot start from a net of N={old}")
+    if net.buckets not in (1, buckets):
+        raise ValueError(f"a model of {buckets} output buckets cannot start from a net of "
+                         f"{net.buckets}")
+    w2 = np.broadcast_to(out_weights, (buckets, 2 * old)).astype(np.float32) / qb
+    b2 = np.broadcast_to(out_biases, (buckets,)).astype(np.float32) / (qa * qb)
     with torch.no_grad():
         # A wider model keeps the net's units as its first ones; the added units keep their
         # random input weights but start with output weights of 0, so the widened model
@@ -187,9 +211,9 @@ def load_init(model: Net, net: nnue.Net) -> None:
         model.ft.weight[:nnue.FEATURES, :old] = torch.from_numpy(w1)
         model.ft_bias[:old] = torch.from_numpy(b1)
         model.out.weight.zero_()
-        model.out.weight[0, :old] = torch.from_numpy(w2[:old])  # the side to move's units
-        model.out.weight[0, new:new + old] = torch.from_numpy(w2[old:])  # the other side's
-        model.out.bias[0] = float(net.net_meta[nnue.NM_OUT_BIAS]) / (qa * qb)
+        model.out.weight[:, :old] = torch.from_numpy(w2[:, :old])  # the side to move's units
+        model.out.weight[:, new:new + old] = torch.from_numpy(w2[:, old:])  # the other side's
+        model.out.bias[:] = torch.from_numpy(b2)
 
 
 def export(model: Net, activation: int) -> bytes:
@@ -197,10 +221,10 @@ def export(model: Net, activation: int) -> bytes:
     # clipped again as a sum: the two parts of a factorised weight are clipped one by one
     w1 = np.clip(model.feature_weights().detach().cpu().numpy(), -FT_LIMIT, FT_LIMIT)
     b1 = model.ft_bias.detach().cpu().numpy()
-    w2 = model.out.weight.detach().cpu().numpy()[0]
-    b2 = float(model.out.bias.detach().cpu().numpy()[0])
+    w2 = model.out.weight.detach().cpu().numpy()
+    b2 = model.out.bias.detach().cpu().numpy().astype(np.float64)
     return nnue.encode_net(np.round(w1 * QA), np.round(b1 * QA), np.round(w2 * QB),
-                           round(b2 * QA * QB), activation=activation, qa=QA, qb=QB,
+                           np.round(b2 * QA * QB), activation=activation, qa=QA, qb=QB,
                            scale=SCALE)
 
 
@@ -214,6 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"hidden units per side (default: the --init net's, or "
                              f"{DEFAULT_HIDDEN})")
     parser.add_argument("--activation", choices=("crelu", "screlu"), default="screlu")
+    parser.add_argument("--buckets", type=int,
+                        help=f"output buckets by the number of pieces, 1..{nnue.MAX_BUCKETS} "
+                             "(default: the --init net's, or 1)")
+    parser.add_argument("--output-only", action="store_true",
+                        help="train the output layer alone, the --init net's feature "
+                             "transformer kept as it is")
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--batch", type=int, default=4096)
     # 1e-3 left a net far from converged after 3 epochs (held-out loss 0.041 against 0.011)
@@ -254,7 +284,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"--hidden {args.hidden} is narrower than the --init net's "
                              f"N={init.hidden} (N stays, or grows)")
         args.activation = init.activation_name
+        args.buckets = init.buckets if args.buckets is None else args.buckets
+        if init.buckets not in (1, args.buckets):
+            raise SystemExit(f"--buckets {args.buckets}: the --init net has {init.buckets} "
+                             f"output buckets (a net of one may be split into any number)")
+    elif args.output_only:
+        raise SystemExit("--output-only needs --init: the feature transformer it keeps")
     args.hidden = DEFAULT_HIDDEN if args.hidden is None else args.hidden
+    args.buckets = 1 if args.buckets is None else args.buckets
+    if not 1 <= args.buckets <= nnue.MAX_BUCKETS:
+        raise SystemExit(f"--buckets must be 1..{nnue.MAX_BUCKETS}")
     ks = file_ks(args.data, args.k)
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
@@ -283,28 +322,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
     white, black, stm = features(records)
+    bucket = torch.from_numpy(nnue.bucket_of(pieces(white), args.buckets))
     score = torch.tensor(records["score"].astype(np.float32))
     result_white = torch.tensor(records["result"].astype(np.float32) / 2.0)
     stm_t = torch.tensor(stm)
     result = torch.where(stm_t == 1, 1.0 - result_white, result_white)
     k_cp = torch.tensor(np.concatenate(k_train + k_valid))
     target = (1 - args.wdl) * torch.sigmoid(score / k_cp) + args.wdl * result
-    tensors = [torch.from_numpy(white), torch.from_numpy(black), stm_t, target]
+    tensors = [torch.from_numpy(white), torch.from_numpy(black), stm_t, bucket, target]
     train = [t[:split].to(device) for t in tensors]
     valid = [t[split:].to(device) for t in tensors]
     activation = nnue.ACT_SCRELU if args.activation == "screlu" else nnue.ACT_CRELU
-    model = Net(args.hidden, activation == nnue.ACT_SCRELU, args.factorize)
+    model = Net(args.hidden, activation == nnue.ACT_SCRELU, args.factorize, args.buckets)
     if init is not None:
         load_init(model, init)
     model = model.to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.output_only:
+        for parameter in model.feature_parameters():
+            parameter.requires_grad_(False)
+    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=args.lr)
     steps = args.epochs * math.ceil(split / args.batch)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=steps,
                                                           eta_min=args.lr / 100)
 
     def loss_of(batch: list[torch.Tensor]) -> torch.Tensor:
-        output = model(*widen(batch)[:3])
-        return torch.mean((torch.sigmoid(output) - batch[3]) ** 2)
+        output = model(*widen(batch)[:4])
+        return torch.mean((torch.sigmoid(output) - batch[4]) ** 2)
 
     def held_out_loss() -> float:
         # a batch at a time: one forward pass over a million positions needs gigabytes
@@ -316,7 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return total / len(valid[0])
 
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
-          f"N={args.hidden} {args.activation} on {device}"
+          f"N={args.hidden} {args.activation}"
+          f"{f', {args.buckets} output buckets' if args.buckets > 1 else ''} on {device}"
+          f"{', the output layer alone' if args.output_only else ''}"
           f"{', half of each batch mirrored' if args.mirror else ''}"
           f"{', factorised' if args.factorize else ''}"
           f"{f', from {init.path} (net {init.hash})' if init is not None else ''}", flush=True)
@@ -352,7 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"scale {fit.scale} cp per unit: at {fit.old_scale} the net scored {fit.slope:.3f} "
               f"x the hand-written evaluation over {fit.positions} held-out positions")
     net = nnue.load_net(args.out)  # the engine's own check of what was written
-    print(f"wrote {args.out}: net {net.hash}, N={net.hidden}, {args.out.stat().st_size} bytes")
+    print(f"wrote {args.out}: net {net.hash}, N={net.hidden}, {net.buckets} output bucket(s), "
+          f"{args.out.stat().st_size} bytes")
     sanity(model, net, records[split:][:SANITY_POSITIONS], valid)
     return 0
 
@@ -374,7 +420,7 @@ def sanity(model: Net, net: nnue.Net, records: npt.NDArray[np.void],
 
     count = len(records)
     with torch.no_grad():
-        floats = (model(*widen([t[:count] for t in valid[:3]])) * net.scale).cpu()
+        floats = (model(*widen([t[:count] for t in valid[:4]])) * net.scale).cpu()
     learned, hand = [], []
     for record in records:
         position = Position.from_fen(decode_board(record).fen())
