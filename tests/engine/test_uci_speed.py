@@ -17,6 +17,10 @@ def test_an_engine_searches_every_position_and_its_own_count_is_summed() -> None
     assert run.nodes >= len(BENCH_FENS)
     assert run.time_ms > 0
     assert run.nps == pytest.approx(run.nodes * 1000 / run.time_ms)
+    # every search completes at least its first iteration, and reports its depth
+    assert run.positions == len(BENCH_FENS)
+    assert run.depth_sum >= len(BENCH_FENS)
+    assert run.mean_depth == pytest.approx(run.depth_sum / len(BENCH_FENS))
 
 
 def test_an_engine_without_nodes_in_its_info_is_named() -> None:
@@ -32,7 +36,7 @@ def test_an_engine_without_nodes_in_its_info_is_named() -> None:
         "    elif word == 'quit': break\n"
     )
     spec = EngineSpec("mute", [sys.executable, "-c", script], {})
-    with pytest.raises(SystemExit, match="'mute': no nodes and time"):
+    with pytest.raises(SystemExit, match="'mute': no nodes, time and depth"):
         uci_speed.measure(spec, movetime_ms=5, hash_mb=1)
 
 

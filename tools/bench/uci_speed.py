@@ -6,9 +6,10 @@ position for ``movetime`` from an empty table (``ucinewgame``), as it would sear
 game, so a machine whose load drifts disturbs every engine alike.  An engine's speed is the
 nodes over the time of its own last ``info`` line of each search, summed over the positions:
 the same count as its ``bench``, but over the same positions and the same time for every
-engine, where each engine's ``bench`` has positions and a depth of its own.  Engines are
-aliases of ``tools.match`` (``kibitz``, ``kibitz@REV``, ``ethereal-chess``, ...) or command
-lines.
+engine, where each engine's ``bench`` has positions and a depth of its own.  The depth of
+that last line, averaged over the positions, says how far each engine's tree reached in the
+same time: at even nodes per second, a lower depth is a wider tree.  Engines are aliases of
+``tools.match`` (``kibitz``, ``kibitz@REV``, ``ethereal-chess``, ...) or command lines.
 """
 
 from __future__ import annotations
@@ -32,16 +33,22 @@ class Run:
     name: str
     nodes: int
     time_ms: int
+    depth_sum: int  # the depths of the last info lines, summed over the positions
+    positions: int
 
     @property
     def nps(self) -> float:
         return self.nodes * 1000 / max(self.time_ms, 1)
 
+    @property
+    def mean_depth(self) -> float:
+        return self.depth_sum / max(self.positions, 1)
+
 
 def measure(spec: EngineSpec, movetime_ms: int, hash_mb: int) -> Run:
     """Search every bench position for ``movetime_ms`` from an empty table."""
     engine = open_engine(spec)
-    nodes = time_ms = 0
+    nodes = time_ms = depth_sum = 0
     try:
         engine.configure({"Hash": hash_mb})
         for fen in BENCH_FENS:
@@ -50,14 +57,16 @@ def measure(spec: EngineSpec, movetime_ms: int, hash_mb: int) -> Run:
                                  info=chess.engine.INFO_BASIC, game=object())
             searched = result.info.get("nodes")
             took_s = result.info.get("time")
-            if searched is None or took_s is None:
-                raise SystemExit(f"engine {spec.name!r}: no nodes and time in its last info "
-                                 f"line for {fen}")
+            depth = result.info.get("depth")
+            if searched is None or took_s is None or depth is None:
+                raise SystemExit(f"engine {spec.name!r}: no nodes, time and depth in its last "
+                                 f"info line for {fen}")
             nodes += int(searched)
             time_ms += round(float(took_s) * 1000)
+            depth_sum += int(depth)
     finally:
         engine.quit()
-    return Run(spec.name, nodes, time_ms)
+    return Run(spec.name, nodes, time_ms, depth_sum, len(BENCH_FENS))
 
 
 def main() -> None:
@@ -83,7 +92,7 @@ def main() -> None:
             run = measure(spec, args.movetime_ms, args.hash_mb)
             runs[spec.name].append(run)
             print(f"round {number} {spec.name}: {run.nodes:,} nodes in {run.time_ms:,} ms, "
-                  f"{run.nps:,.0f} nodes/s", flush=True)
+                  f"{run.nps:,.0f} nodes/s, mean depth {run.mean_depth:.2f}", flush=True)
         first = runs[specs[0].name][-1].nps
         ratios = ", ".join(f"{spec.name} {runs[spec.name][-1].nps / first:.2f}x"
                            for spec in specs[1:])
@@ -92,7 +101,9 @@ def main() -> None:
     base = sum(run.nps for run in runs[specs[0].name]) / args.rounds
     for name, done in runs.items():
         mean = sum(run.nps for run in done) / args.rounds
-        print(f"{name}: mean {mean:,.0f} nodes/s ({mean / base:.2f}x {specs[0].name})")
+        depth = sum(run.mean_depth for run in done) / args.rounds
+        print(f"{name}: mean {mean:,.0f} nodes/s ({mean / base:.2f}x {specs[0].name}), "
+              f"mean depth {depth:.2f}")
 
 
 if __name__ == "__main__":
