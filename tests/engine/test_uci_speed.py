@@ -18,7 +18,6 @@ def test_an_engine_searches_every_position_and_its_own_count_is_summed() -> None
     assert run.time_ms > 0
     assert run.nps == pytest.approx(run.nodes * 1000 / run.time_ms)
     # every search completes at least its first iteration, and reports its depth
-    assert run.positions == len(BENCH_FENS)
     assert run.depth_sum >= len(BENCH_FENS)
     assert run.mean_depth == pytest.approx(run.depth_sum / len(BENCH_FENS))
 

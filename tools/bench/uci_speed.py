@@ -33,8 +33,7 @@ class Run:
     name: str
     nodes: int
     time_ms: int
-    depth_sum: int  # the depths of the last info lines, summed over the positions
-    positions: int
+    depth_sum: int  # the depths of the last info lines, summed over the bench positions
 
     @property
     def nps(self) -> float:
@@ -42,7 +41,7 @@ class Run:
 
     @property
     def mean_depth(self) -> float:
-        return self.depth_sum / max(self.positions, 1)
+        return self.depth_sum / len(BENCH_FENS)
 
 
 def measure(spec: EngineSpec, movetime_ms: int, hash_mb: int) -> Run:
@@ -66,7 +65,7 @@ def measure(spec: EngineSpec, movetime_ms: int, hash_mb: int) -> Run:
             depth_sum += int(depth)
     finally:
         engine.quit()
-    return Run(spec.name, nodes, time_ms, depth_sum, len(BENCH_FENS))
+    return Run(spec.name, nodes, time_ms, depth_sum)
 
 
 def main() -> None:
