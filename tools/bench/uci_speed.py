@@ -7,14 +7,21 @@ game, so a machine whose load drifts disturbs every engine alike.  An engine's s
 nodes over the time of its own last ``info`` line of each search, summed over the positions:
 the same count as its ``bench``, but over the same positions and the same time for every
 engine, where each engine's ``bench`` has positions and a depth of its own.  The depth of
-that last line, averaged over the positions, says how far each engine's tree reached in the
-same time: at even nodes per second, a lower depth is a wider tree.  Engines are aliases of
-``tools.match`` (``kibitz``, ``kibitz@REV``, ``ethereal-chess``, ...) or command lines.
+that last line, averaged over the positions, says how far an engine's tree reached in the
+same time; it compares builds of one engine, not engines, whose depths count differently
+(internal iterative reduction alone makes a nominal ply cheaper).
+
+Both figures leave out every position that any engine scored as a mate in any round: there
+one engine stops at once (Kibitz, with plies to spare) where another searches on to its
+maximum depth (Ethereal reports 127) at the speed of a near-empty board, so neither its speed
+nor its depth there says anything of the others'.  Engines are aliases of ``tools.match``
+(``kibitz``, ``kibitz@REV``, ``ethereal-chess``, ...) or command lines.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -27,45 +34,79 @@ DEFAULT_ENGINES = ("kibitz", "ethereal-chess")
 
 
 @dataclass(frozen=True)
-class Run:
-    """One engine's searches of every position in one round."""
+class Search:
+    """One engine's search of one position, as its last ``info`` line tells it."""
 
-    name: str
     nodes: int
     time_ms: int
-    depth_sum: int  # the depths of the last info lines, summed over the bench positions
+    depth: int
+    mate: bool  # the score was a mate
 
-    @property
-    def nps(self) -> float:
-        return self.nodes * 1000 / max(self.time_ms, 1)
 
-    @property
-    def mean_depth(self) -> float:
-        return self.depth_sum / len(BENCH_FENS)
+@dataclass(frozen=True)
+class Run:
+    """One engine's searches of every bench position (in order) in one round."""
+
+    name: str
+    searches: tuple[Search, ...]
+
+    def nps(self, positions: Sequence[int]) -> float:
+        """Nodes per second over the searches of ``positions`` (indexes)."""
+        nodes = sum(self.searches[i].nodes for i in positions)
+        time_ms = sum(self.searches[i].time_ms for i in positions)
+        return nodes * 1000 / max(time_ms, 1)
+
+    def mean_depth(self, positions: Sequence[int]) -> float:
+        return sum(self.searches[i].depth for i in positions) / max(len(positions), 1)
+
+
+def without_mates(runs: Iterable[Run]) -> tuple[int, ...]:
+    """The indexes of the bench positions that no run scored as a mate."""
+    mated: set[int] = set()
+    for run in runs:
+        mated.update(i for i, search in enumerate(run.searches) if search.mate)
+    return tuple(i for i in range(len(BENCH_FENS)) if i not in mated)
 
 
 def measure(spec: EngineSpec, movetime_ms: int, hash_mb: int) -> Run:
     """Search every bench position for ``movetime_ms`` from an empty table."""
     engine = open_engine(spec)
-    nodes = time_ms = depth_sum = 0
+    searches: list[Search] = []
     try:
         engine.configure({"Hash": hash_mb})
         for fen in BENCH_FENS:
             # a new game object makes python-chess send ``ucinewgame``: an empty table
             result = engine.play(chess.Board(fen), chess.engine.Limit(time=movetime_ms / 1000),
-                                 info=chess.engine.INFO_BASIC, game=object())
+                                 info=chess.engine.INFO_BASIC | chess.engine.INFO_SCORE,
+                                 game=object())
             searched = result.info.get("nodes")
             took_s = result.info.get("time")
             depth = result.info.get("depth")
-            if searched is None or took_s is None or depth is None:
-                raise SystemExit(f"engine {spec.name!r}: no nodes, time and depth in its last "
-                                 f"info line for {fen}")
-            nodes += int(searched)
-            time_ms += round(float(took_s) * 1000)
-            depth_sum += int(depth)
+            score = result.info.get("score")
+            if searched is None or took_s is None or depth is None or score is None:
+                raise SystemExit(f"engine {spec.name!r}: no nodes, time, depth and score in "
+                                 f"its last info line for {fen}")
+            searches.append(Search(int(searched), round(float(took_s) * 1000), int(depth),
+                                   score.is_mate()))
     finally:
         engine.quit()
-    return Run(spec.name, nodes, time_ms, depth_sum)
+    return Run(spec.name, tuple(searches))
+
+
+def summary(runs: Sequence[Run], positions: Sequence[int]) -> list[str]:
+    """One line per engine: its nodes/s and mean depth over ``positions``, averaged over its
+    runs, and its speed against the first engine's."""
+    names = list(dict.fromkeys(run.name for run in runs))
+    mean_nps = {}
+    lines = []
+    for name in names:
+        own = [run for run in runs if run.name == name]
+        mean_nps[name] = sum(run.nps(positions) for run in own) / len(own)
+        depth = sum(run.mean_depth(positions) for run in own) / len(own)
+        lines.append(f"{name}: {mean_nps[name]:,.0f} nodes/s "
+                     f"({mean_nps[name] / mean_nps[names[0]]:.2f}x {names[0]}), "
+                     f"mean depth {depth:.2f}")
+    return lines
 
 
 def main() -> None:
@@ -85,24 +126,20 @@ def main() -> None:
     specs = [resolve_engine(text) for text in (args.engines or DEFAULT_ENGINES)]
     for spec in specs:
         check_installed(spec)
-    runs: dict[str, list[Run]] = {spec.name: [] for spec in specs}
+    runs: list[Run] = []
     for number in range(1, args.rounds + 1):
-        for spec in specs:
-            run = measure(spec, args.movetime_ms, args.hash_mb)
-            runs[spec.name].append(run)
-            print(f"round {number} {spec.name}: {run.nodes:,} nodes in {run.time_ms:,} ms, "
-                  f"{run.nps:,.0f} nodes/s, mean depth {run.mean_depth:.2f}", flush=True)
-        first = runs[specs[0].name][-1].nps
-        ratios = ", ".join(f"{spec.name} {runs[spec.name][-1].nps / first:.2f}x"
-                           for spec in specs[1:])
-        if ratios:
-            print(f"round {number} against {specs[0].name}: {ratios}", flush=True)
-    base = sum(run.nps for run in runs[specs[0].name]) / args.rounds
-    for name, done in runs.items():
-        mean = sum(run.nps for run in done) / args.rounds
-        depth = sum(run.mean_depth for run in done) / args.rounds
-        print(f"{name}: mean {mean:,.0f} nodes/s ({mean / base:.2f}x {specs[0].name}), "
-              f"mean depth {depth:.2f}")
+        this_round = [measure(spec, args.movetime_ms, args.hash_mb) for spec in specs]
+        runs.extend(this_round)
+        positions = without_mates(this_round)
+        print(f"round {number}, {len(positions)} of {len(BENCH_FENS)} positions without a "
+              "mate score:", flush=True)
+        for line in summary(this_round, positions):
+            print(f"  {line}", flush=True)
+    positions = without_mates(runs)
+    print(f"all {args.rounds} rounds, {len(positions)} of {len(BENCH_FENS)} positions without "
+          "a mate score in any:")
+    for line in summary(runs, positions):
+        print(f"  {line}")
 
 
 if __name__ == "__main__":
