@@ -69,6 +69,16 @@ def test_the_summary_averages_each_engines_rounds() -> None:
     ]
 
 
+def test_no_position_left_without_a_mate_is_refused_by_name() -> None:
+    # an engine that scores every position as a mate: nothing is left to compare
+    mates = _run("mates", {i: uci_speed.Search(10, 1, 3, mate=True)
+                           for i in range(len(BENCH_FENS))})
+    positions = uci_speed.without_mates([mates, _run("plain", {})])
+    assert positions == ()
+    with pytest.raises(SystemExit, match="every bench position was scored as a mate"):
+        uci_speed.summary([mates], positions)
+
+
 def test_an_engine_without_nodes_in_its_info_is_named() -> None:
     # a UCI engine that answers every go with a move and no info line
     script = (

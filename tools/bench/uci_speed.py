@@ -96,6 +96,9 @@ def measure(spec: EngineSpec, movetime_ms: int, hash_mb: int) -> Run:
 def summary(runs: Sequence[Run], positions: Sequence[int]) -> list[str]:
     """One line per engine: its nodes/s and mean depth over ``positions``, averaged over its
     runs, and its speed against the first engine's."""
+    if not positions:
+        raise SystemExit("every bench position was scored as a mate by some engine: "
+                         "no search is left to compare")
     names = list(dict.fromkeys(run.name for run in runs))
     mean_nps = {}
     lines = []
