@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: test test-slow lint bench bench-bot bench-soak bench-memory match opponents demo play \
-	sandbox clean stockfish fairy-stockfish xboard-engines chromium train
+	sandbox clean stockfish fairy-stockfish xboard-engines chromium train datagen datagen-status
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,22 @@ train: $(TRAIN_VENV)/.installed
 	@test -n "$(DATA)" -a -n "$(NET)" || \
 		{ echo "usage: make train DATA=records.bin NET=out.nnue [ARGS='--epochs 20 ...']"; exit 2; }
 	$(TRAIN_VENV)/bin/python -m tools.nnue.train --data $(DATA) --out $(NET) $(ARGS)
+
+# The data factory (tools/nnue/factory.py): self-play positions piled up in DATA_DIR across
+# runs, at low priority, for DATAGEN_S seconds with DATAGEN_JOBS processes; killable at any
+# moment (only the games in flight are lost). `timeout` is the hard bound behind the run's own.
+DATA_DIR ?= $(HOME)/kibitz-data
+DATAGEN_S ?= 3600
+DATAGEN_JOBS ?= $(JOBS)
+DATAGEN_NODES ?= 3000
+DATAGEN_GRACE_S := 120
+datagen: $(STAMP)
+	timeout --kill-after=30 $$(( $(DATAGEN_S) + $(DATAGEN_GRACE_S) )) nice -n 19 \
+		$(BIN)/python -m tools.nnue.factory run --dir $(DATA_DIR) --seconds $(DATAGEN_S) \
+		--jobs $(DATAGEN_JOBS) --nodes $(DATAGEN_NODES) $(DATAGEN_ARGS)
+
+datagen-status: $(STAMP)
+	$(BIN)/python -m tools.nnue.factory status --dir $(DATA_DIR)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

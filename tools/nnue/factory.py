@@ -1,0 +1,356 @@
+"""The data factory: self-play positions piled up in a data directory across many runs.
+
+``run`` resumes generation into the directory (default ``~/kibitz-data``): one process per job
+plays games at a fixed node count with a net (the engine's default one unless ``--evalfile``
+says otherwise) and appends each finished game to a shard of its own (``tools.nnue.shards``),
+so the run may be killed at any moment and loses only the games in flight.  It stops after
+``--seconds`` (or ``--games`` per job), on SIGTERM or Ctrl-C, seals its shards and writes its
+line in the ledger (``tools.nnue.ledger``).  ``status`` prints the directory's totals and any
+mismatch with the ledger (exit status 1 when there is one).
+
+    make datagen DATAGEN_S=3600 JOBS=1       # nice'd, with a timeout as the hard bound
+    make datagen-status
+    python -m tools.nnue.factory run --dir ~/kibitz-data --jobs 2 --nodes 3000 --seconds 600
+    python -m tools.nnue.factory status --dir ~/kibitz-data
+
+One run writes to a directory at a time (a lock file): a run seals the shards that a killed
+run left open, and must not seal those of a run still writing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import multiprocessing as mp
+import os
+import queue
+import random
+import signal
+import sys
+import time
+import zlib
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tools.nnue import ledger
+from tools.nnue.data import HAND_WRITTEN_K_CP
+from tools.nnue.shards import (
+    OPEN_SUFFIX,
+    SEALED_SUFFIX,
+    ShardError,
+    ShardWriter,
+    read_shard,
+    seal,
+)
+
+DEFAULT_DIR = Path("~/kibitz-data")
+DEFAULT_NODES = 3000
+DEFAULT_RANDOM_PLIES = 4
+PROGRESS_EVERY_S = 60.0  # a progress line this often (the first game's at once)
+POLL_S = 1.0
+LOCK_NAME = ".lock"
+REPO_DIR = Path(__file__).resolve().parents[2]
+FIRST_GAME_LINE = "first game written"  # printed once a run's first game is on disk
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def data_dir(value: Path) -> Path:
+    """The directory, made if missing; refused inside the repository."""
+    directory = value.expanduser().resolve()
+    if directory.is_relative_to(REPO_DIR):
+        raise SystemExit(f"--dir {value}: inside the repository; data lives outside it")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+@contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    """Hold the directory's lock, or refuse: another run is writing to it."""
+    fd = os.open(directory / LOCK_NAME, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"{directory}: another run is writing to it (lock "
+                             f"{LOCK_NAME} held)") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The evaluation that plays a run's games: its file (empty: the hand-written one)."""
+
+    eval_file: str
+    name: str  # "kibitz-8.nnue", or "hand-written"
+    hash: str  # the net's, or "" for the hand-written evaluation
+    k: int
+
+    @property
+    def label(self) -> str:
+        return f"net {self.hash}" if self.hash else "hand-written"
+
+
+def evaluation(eval_file: str) -> Evaluation:
+    if not eval_file:
+        return Evaluation("", "hand-written", "", HAND_WRITTEN_K_CP)
+    from engine.nnue import NetFileError, net_for
+
+    try:
+        net = net_for(eval_file)
+    except NetFileError as exc:
+        raise SystemExit(f"--evalfile: {exc}") from None
+    return Evaluation(eval_file, Path(eval_file).name, net.hash, net.scale)
+
+
+@dataclass
+class RunStart:
+    """What a run found in the directory when it started."""
+
+    run: str
+    started: str
+    started_s: float
+    found_shards: int
+    found_positions: int
+    bad: list[str]
+    ledger_total: int
+    recovered: dict[str, int] = field(default_factory=dict)
+    mismatches: list[str] = field(default_factory=list)
+
+
+def begin_run(directory: Path) -> RunStart:
+    """Seal the shards a killed run left open and check the directory against the ledger.
+    Call with the lock held."""
+    run = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
+    started = utc_now()
+    for path in sorted(directory.glob(f"*{OPEN_SUFFIX}")):
+        try:
+            seal(path)
+        except ShardError as exc:
+            print(f"cannot seal {exc}: left as it is", flush=True)
+    check = ledger.audit(directory)
+    recovered = dict(check.unledgered)
+    for note in check.notes:
+        print(f"found: {note}", flush=True)
+    for mismatch in check.mismatches:
+        print(f"MISMATCH: {mismatch}", flush=True)
+    return RunStart(run, started, time.monotonic(), len(check.scan.good),
+                    check.scan.positions, [m.split(":", 1)[0] for m in check.scan.bad],
+                    check.ledger_total, recovered, check.mismatches)
+
+
+def finish_run(directory: Path, start: RunStart, source: str, ev: Evaluation, nodes: int,
+               jobs: int, games: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Seal the run's open shards and write its ledger line (returned)."""
+    for path in sorted(directory.glob(f"{start.run}-*{OPEN_SUFFIX}")):
+        try:
+            seal(path)
+        except ShardError as exc:
+            print(f"cannot seal {exc}: left as it is", flush=True)
+    shards: dict[str, int] = {}
+    for path in sorted(directory.glob(f"{start.run}-*{SEALED_SUFFIX}")):
+        try:
+            shards[path.name] = len(read_shard(path).records)
+        except ShardError as exc:
+            print(f"MISMATCH: {exc}", flush=True)
+    added = sum(shards.values())
+    seconds = time.monotonic() - start.started_s
+    line: dict[str, Any] = {
+        "run": start.run, "source": source, "start": start.started, "end": utc_now(),
+        "seconds": round(seconds, 1), "jobs": jobs, "nodes": nodes, "net": ev.name,
+        "net_hash": ev.hash, "k": ev.k, "games": games, "added": added,
+        "positions_per_hour": round(added * 3600 / max(seconds, 1e-9)),
+        "found": {"shards": start.found_shards, "positions": start.found_positions,
+                  "bad": start.bad},
+        "ledger_total": start.ledger_total,
+        "recovered": start.recovered,
+        "mismatches": start.mismatches,
+        "shards": shards,
+        **(extra or {}),
+    }
+    ledger.append_line(directory, line)
+    return line
+
+
+def _worker(directory: str, stem: str, meta: dict[str, Any], seed: int, nodes: int,
+            random_plies: int, games: int, eval_file: str, events: mp.Queue[tuple[str, int]]
+            ) -> None:
+    """Play games until ``games`` (0: until stopped), appending each to this job's shards."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from engine.search import warm_up
+    from tools.nnue.data import play_game
+
+    warm_up()
+    parent = os.getppid()
+    rng = random.Random(seed)
+    writer = ShardWriter(Path(directory), stem, meta)
+    played = 0
+    while games == 0 or played < games:
+        data, count = play_game(rng, nodes, random_plies, eval_file)
+        if os.getppid() != parent:  # the run was killed: nobody would seal or count this
+            return
+        if count:
+            writer.add(data)
+        played += 1
+        events.put(("game", count))
+    writer.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = data_dir(args.dir)
+    ev = evaluation(args.evalfile)
+    with locked(directory):
+        start = begin_run(directory)
+        print(f"{directory}: {start.found_positions} positions in {start.found_shards} shards "
+              f"(ledger total {start.ledger_total}, {len(start.recovered)} shard(s) of "
+              f"stopped runs recovered); run {start.run}: {args.jobs} job(s), {args.nodes} "
+              f"nodes, {ev.name} ({ev.label}, K {ev.k})", flush=True)
+        meta = {"k": ev.k, "evaluation": ev.label, "net": ev.name, "nodes": args.nodes,
+                "random_plies": args.random_plies, "source": "selfplay", "run": start.run}
+        context = mp.get_context("spawn")  # a fresh interpreter each: no numba state forked
+        events: mp.Queue[tuple[str, int]] = context.Queue()
+        workers = [
+            context.Process(
+                target=_worker, daemon=True,
+                args=(str(directory), f"{start.run}-j{job}", {**meta, "job": job},
+                      zlib.crc32(f"{start.run}/{job}/{args.seed}".encode()), args.nodes,
+                      args.random_plies, args.games, ev.eval_file, events))
+            for job in range(args.jobs)
+        ]
+        for worker in workers:
+            worker.start()
+        games = done = 0
+        deadline = start.started_s + args.seconds if args.seconds else None
+        last_report = time.monotonic()
+        previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+        try:
+            while any(w.is_alive() for w in workers) or not events.empty():
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                try:
+                    _, count = events.get(timeout=POLL_S)
+                except queue.Empty:
+                    continue
+                games += 1
+                done += count
+                now = time.monotonic()
+                if games == 1:
+                    print(f"{FIRST_GAME_LINE}: {count} positions", flush=True)
+                if now - last_report >= PROGRESS_EVERY_S:
+                    last_report = now
+                    rate = done * 3600 / max(now - start.started_s, 1e-9)
+                    print(f"{utc_now()} {games} games, {done} positions "
+                          f"({rate:.0f} positions/hour)", flush=True)
+        except KeyboardInterrupt:
+            print("stopping", flush=True)
+        finally:
+            for worker in workers:
+                worker.terminate()  # a game in flight is simply not written
+            for worker in workers:
+                worker.join()
+            signal.signal(signal.SIGTERM, previous)
+        line = finish_run(directory, start, "selfplay", ev, args.nodes, args.jobs, games,
+                          {"random_plies": args.random_plies})
+    print(f"run {start.run}: {line['added']} positions added in {len(line['shards'])} "
+          f"shard(s), {games} games, {line['seconds']:.0f} s "
+          f"({line['positions_per_hour']} positions/hour); the ledger's total is now "
+          f"{ledger.ledger_total(ledger.read_ledger(directory))}", flush=True)
+    return 0
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (``timeout``) as Ctrl-C, once: the shards are sealed and the line written."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def status(args: argparse.Namespace) -> int:
+    directory = args.dir.expanduser().resolve()
+    if not directory.is_dir():
+        raise SystemExit(f"--dir {args.dir}: no such directory")
+    check = ledger.audit(directory)
+    good = check.scan.good
+    sealed = sum(1 for s in good if s.sealed)
+    size = sum(s.path.stat().st_size for s in good)
+    print(f"{directory}: {check.scan.positions} positions in {len(good)} shards "
+          f"({sealed} sealed, {len(good) - sealed} open; {size / 2**20:.1f} MiB), "
+          f"{len(check.scan.bad)} refused")
+    by_evaluation: Counter[str] = Counter()
+    for shard in good:
+        meta = shard.meta
+        by_evaluation[f"{meta.get('source', '?')}: {meta.get('net', '?')} "
+                      f"({meta.get('evaluation', '?')}, K {meta['k']}, "
+                      f"{meta.get('nodes', '?')} nodes)"] += len(shard.records)
+    for label, count in sorted(by_evaluation.items()):
+        print(f"  {count:>10}  {label}")
+    lines = check.lines
+    seconds = sum(float(line.get("seconds", 0)) for line in lines)
+    added = sum(int(line.get("added", 0)) for line in lines)
+    print(f"ledger: {len(lines)} run(s), total {check.ledger_total} positions "
+          f"({added} added by runs that wrote their line, "
+          f"{check.ledger_total - added} recovered from stopped ones) in {seconds / 3600:.2f} h"
+          + (f", {added * 3600 / seconds:.0f} positions/hour" if seconds else ""))
+    if lines:
+        last = lines[-1]
+        print(f"last run: {last.get('run')} {last.get('start')} .. {last.get('end')}, "
+              f"{last.get('added')} positions, {last.get('jobs')} job(s), "
+              f"{last.get('positions_per_hour')} positions/hour, {last.get('net')} "
+              f"{last.get('net_hash')}")
+    if check.unledgered:
+        print(f"not yet in the ledger: {sum(check.unledgered.values())} positions in "
+              f"{len(check.unledgered)} shard(s)")
+    for note in check.notes:
+        print(f"note: {note}")
+    for mismatch in check.mismatches:
+        print(f"MISMATCH: {mismatch}")
+    if not check.mismatches:
+        print("no mismatch: every shard the ledger lists is there, whole, with its count")
+    return 1 if check.mismatches else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.nnue.factory", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="generate into the directory")
+    status_parser = commands.add_parser("status", help="totals, and mismatches with the ledger")
+    for sub in (run_parser, status_parser):
+        sub.add_argument("--dir", type=Path, default=DEFAULT_DIR,
+                         help=f"the data directory (default {DEFAULT_DIR})")
+    run_parser.add_argument("--jobs", type=int, default=1, help="processes, one per core")
+    run_parser.add_argument("--nodes", type=int, default=DEFAULT_NODES, help="nodes per move")
+    run_parser.add_argument("--random-plies", type=int, default=DEFAULT_RANDOM_PLIES,
+                            help="random moves after the opening")
+    run_parser.add_argument("--seconds", type=float, default=0.0,
+                            help="stop after this long (0: until stopped)")
+    run_parser.add_argument("--games", type=int, default=0,
+                            help="games per job (0: until stopped)")
+    run_parser.add_argument("--evalfile", default=None,
+                            help="the net that plays (a path, or the name of a shipped net; "
+                                 "'' for the hand-written evaluation; default: the engine's)")
+    run_parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.command == "status":
+        return status(args)
+    if args.jobs < 1 or args.nodes < 1 or args.random_plies < 0 or args.seconds < 0 \
+            or args.games < 0:
+        raise SystemExit("--jobs and --nodes must be positive; --random-plies, --seconds and "
+                         "--games at least 0")
+    if args.evalfile is None:
+        from engine.params import DEFAULT_EVAL_FILE
+
+        args.evalfile = DEFAULT_EVAL_FILE
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
