@@ -25,6 +25,7 @@ import multiprocessing as mp
 import os
 import queue
 import random
+import resource
 import signal
 import sys
 import time
@@ -149,8 +150,10 @@ def begin_run(directory: Path) -> RunStart:
 
 
 def finish_run(directory: Path, start: RunStart, source: str, ev: Evaluation, nodes: int,
-               jobs: int, games: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Seal the run's open shards and write its ledger line (returned)."""
+               jobs: int, games: int, extra: dict[str, Any] | None = None,
+               cpu_s: float | None = None) -> dict[str, Any]:
+    """Seal the run's open shards and write its ledger line (returned); ``cpu_s``: the CPU
+    time its players took, where it is known."""
     for path in sorted(directory.glob(f"{start.run}-*{OPEN_SUFFIX}")):
         try:
             seal(path)
@@ -177,6 +180,9 @@ def finish_run(directory: Path, start: RunStart, source: str, ev: Evaluation, no
         "shards": shards,
         **(extra or {}),
     }
+    if cpu_s is not None:
+        line["cpu_s"] = round(cpu_s, 1)
+        line["positions_per_cpu_hour"] = round(added * 3600 / max(cpu_s, 1e-9))
     ledger.append_line(directory, line)
     return line
 
@@ -258,8 +264,12 @@ def run(args: argparse.Namespace) -> int:
             for worker in workers:
                 worker.join()
             signal.signal(signal.SIGTERM, previous)
+        # the workers' own CPU time: positions per CPU hour do not depend on what else the
+        # machine runs, where positions per hour do
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = usage.ru_utime + usage.ru_stime
         line = finish_run(directory, start, "selfplay", ev, args.nodes, args.jobs, games,
-                          {"random_plies": args.random_plies})
+                          {"random_plies": args.random_plies}, cpu_s)
     print(f"run {start.run}: {line['added']} positions added in {len(line['shards'])} "
           f"shard(s), {games} games, {line['seconds']:.0f} s "
           f"({line['positions_per_hour']} positions/hour); the ledger's total is now "
@@ -303,8 +313,9 @@ def status(args: argparse.Namespace) -> int:
         last = lines[-1]
         print(f"last run: {last.get('run')} {last.get('start')} .. {last.get('end')}, "
               f"{last.get('added')} positions, {last.get('jobs')} job(s), "
-              f"{last.get('positions_per_hour')} positions/hour, {last.get('net')} "
-              f"{last.get('net_hash')}")
+              f"{last.get('positions_per_hour')} positions/hour "
+              f"({last.get('positions_per_cpu_hour', '?')} per CPU hour of its players), "
+              f"{last.get('net')} {last.get('net_hash')}")
     if check.unledgered:
         print(f"not yet in the ledger: {sum(check.unledgered.values())} positions in "
               f"{len(check.unledgered)} shard(s)")
