@@ -23,6 +23,7 @@ Modules, one job each:
     online      stand-ins for the opening explorer, cloud evaluation and tablebase
     tournaments arenas: join, withdraw, pairing each tick, arena scoring, the end on time
     tournament_routes  `/api/tournament/{id}` (show, join, withdraw)
+    farming     lila's botFarming: each pair's last games, and which game is left unrated
 
 Where it follows lila (github lichess-org/lila; a comment at each place cites the file),
 as a table of behaviour, lila source and test:
@@ -186,6 +187,15 @@ as a table of behaviour, lila source and test:
     lila: modules/game/src/main/Namer.scala (playerTextBlocking, titleName)
     test: tests/sandbox/test_accounts.py::test_playing_lists_ongoing_games_most_urgent_first;
       tests/bot/lichess/test_events.py::test_event_stream_lines
+- Ratings: a rated game is rated once finished with two plies played (any number in a
+  tournament); one with a BOT whose first 20 plies (SAN) and winner (the same user, or a
+  draw) repeat one of the pair's last 2 games (rated or casual, the crosstable) is left
+  unrated: no `ratingDiff` in gameFinish or the export, the ratings unchanged, counted in
+  `SandboxServer.summary()` (printed by `kibitz sandbox` at its stop).
+    lila: modules/round/src/main/FarmBoostDetection.scala (botFarming, SAME_PLIES 20,
+      PREV_GAMES 2), PerfsUpdater.scala (save), Finisher.scala (updateCountAndPerfs);
+      modules/game/src/main/CrosstableApi.scala (add), JsonView.scala (ownerPreview)
+    test: tests/sandbox/test_farming.py
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

@@ -15,10 +15,11 @@ import chess
 from sandbox.accounts import Account, AccountBook
 from sandbox.challenges import Challenge, ChallengeRequest, decline_reason
 from sandbox.errors import ApiError, RateLimited, not_found
+from sandbox.farming import PREV_GAMES, SAME_PLIES, Crosstables, PairResult, opening_sans
 from sandbox.games import ChatLine, Game, GameSettings, color_name
 from sandbox.ratelimit import GENERIC_LIMIT, Limiters, RateLimits
 from sandbox.streams import Event, Hub, Subscriber
-from sandbox.timecontrol import TimeControl
+from sandbox.timecontrol import TimeControl, variant_board
 from sandbox.timers import Timer
 from sandbox.views import game_event_info_json, game_full_json, game_state_json
 
@@ -84,6 +85,9 @@ class Lobby:
         # Every reply's status, by the account that asked (None: no valid token), so a test
         # can tell exactly which 429s a client earned.
         self.replies: Counter[tuple[str | None, int]] = Counter()
+        # Every pair's latest games, and the rated games lila's botFarming left unrated.
+        self.crosstables = Crosstables()
+        self.unrated_games: list[str] = []
 
     # --- challenges ----------------------------------------------------------------------
 
@@ -362,7 +366,10 @@ class Lobby:
 
     def _rate(self, game: Game) -> None:
         white, black = game.players[chess.WHITE], game.players[chess.BLACK]
-        if game.status in ("aborted", "noStart"):
+        if game.status == "aborted":
+            return
+        farming = self._note_in_crosstable(game)
+        if game.status == "noStart":
             return
         for account, color in ((white, chess.WHITE), (black, chess.BLACK)):
             if game.winner is None:
@@ -371,7 +378,16 @@ class Lobby:
                 account.wins += 1
             else:
                 account.losses += 1
-        if not game.rated:
+        # lila modules/round/src/main/PerfsUpdater.scala `save`: rated, finished, and two
+        # plies played unless it is a tournament game.
+        if not game.rated or (game.plies < 2 and game.tournament_id is None):
+            return
+        if farming:
+            # PerfsUpdater.save: botFarming, so no rating diffs and the ratings stay.
+            self.unrated_games.append(game.id)
+            log.info("game %s left unrated: the first %d plies and the winner repeat one "
+                     "of the pair's last %d games (lila botFarming)", game.id, SAME_PLIES,
+                     PREV_GAMES)
             return
         score = 0.5 if game.winner is None else (1.0 if game.winner == chess.WHITE else 0.0)
         expected = 1.0 / (1.0 + 10 ** ((game.ratings_before[chess.BLACK]
@@ -383,6 +399,21 @@ class Lobby:
             perf.rating += game.rating_diffs[color]
             perf.prog = game.rating_diffs[color]
             perf.games += 1
+
+    def _note_in_crosstable(self, game: Game) -> bool:
+        """Add a finished game to its pair's crosstable; True if lila's botFarming leaves it
+        unrated (sandbox/farming.py: FarmBoostDetection.scala, CrosstableApi.scala)."""
+        white, black = game.players[chess.WHITE], game.players[chess.BLACK]
+        # Finisher.updateCountAndPerfs: both players logged in, not against oneself.
+        if white.anonymous or black.anonymous or white.id == black.id:
+            return False
+        winner_id = None if game.winner is None else game.players[game.winner].id
+        result = PairResult(game.id, winner_id, opening_sans(
+            variant_board(game.variant, game.initial_fen), game.board.move_stack))
+        farming = (game.rated and (white.bot or black.bot)
+                   and self.crosstables.is_bot_farming(white.id, black.id, result))
+        self.crosstables.add(white.id, black.id, result)
+        return farming
 
     # --- presence ------------------------------------------------------------------------
 

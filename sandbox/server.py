@@ -17,7 +17,8 @@ SandboxServer, by task:
                 username, bot=, engine=argv, challenge=ChallengeSpec(...), movetime_s=, ...)
     results     game(id) (live), game_record(id) / game_records() (snapshots: moves,
                 status, winner, chat, fen, pgn), wait_for_game(username),
-                wait_for_game_end(id), end_game(id, status, winner)
+                wait_for_game_end(id), end_game(id, status, winner), summary() (games
+                finished, rated, left unrated by lila's botFarming)
     faults      fail(status, path_glob, method=, username=, count=), delay(seconds, ...),
                 rate_limit(path_glob, html=, ...) act on matching requests, `count` times
                 (None: until clear_faults()); drop_streams(kind, username) cuts the open
@@ -291,6 +292,16 @@ class SandboxServer:
             chat=tuple(game.chat), fen=game.board.fen(), rated=game.rated,
             export=lambda: export(game, self._url, ExportOptions(clocks=True)))
 
+    def summary(self) -> str:
+        """One line on the games played: how many finished, were rated, and were left
+        unrated by lila's botFarming rule (sandbox/farming.py)."""
+        finished = [g for g in self.lobby.games.values() if not g.playing]
+        rated = sum(1 for g in finished if g.rating_diffs)
+        unrated = len(self.lobby.unrated_games)
+        return (f"games: {len(finished)} finished, {rated} rated, {unrated} left unrated "
+                "(lila botFarming: the first 20 plies and the winner of one of the pair's "
+                "last 2 games)")
+
     def game_records(self) -> list[GameRecord]:
         return [self.game_record(game_id) for game_id in self.lobby.games]
 
@@ -417,7 +428,8 @@ async def run_sandbox(
 ) -> None:
     """Run the sandbox until cancelled, with a bot account and a human sparring partner.
 
-    Prints `url: <URL>` and one `token: <username> <token> <bot|human>` line per account.
+    Prints `url: <URL>` and one `token: <username> <token> <bot|human>` line per account;
+    at the stop, `games: ...` with how many games it left unrated as lila would.
     The human account is played by the built-in opponent (random moves, or `engine`); it
     accepts every challenge, and with `challenge` ("<minutes>+<increment>[:<variant>]", e.g.
     "3+2" or "1+1:crazyhouse") it also challenges the bot account again and again. With
@@ -455,6 +467,7 @@ async def run_sandbox(
             emit(f"arena: {arena_id}")
         await _until_stopped()
     finally:
+        emit(server.summary())
         with contextlib.suppress(Exception):
             await server.stop()
 

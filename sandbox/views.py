@@ -156,9 +156,11 @@ def game_event_info_json(game: Game, color: chess.Color) -> dict[str, Any]:
     if not game.playing:
         if game.winner is not None:
             body["winner"] = color_name(game.winner)
-        if game.rated:
-            body["ratingDiff"] = game.rating_diffs.get(color, 0)
-            body["opponent"]["ratingDiff"] = game.rating_diffs.get(not color, 0)
+        # lila modules/game/src/main/JsonView.scala `ownerPreview`: `.add("ratingDiff" ...)`
+        # only when the game was rated (not for a game PerfsUpdater left unrated).
+        if game.rating_diffs:
+            body["ratingDiff"] = game.rating_diffs[color]
+            body["opponent"]["ratingDiff"] = game.rating_diffs[not color]
     return body
 
 

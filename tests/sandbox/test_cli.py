@@ -179,3 +179,11 @@ async def test_with_no_opponent_nobody_plays_the_human_account() -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def test_at_its_stop_the_sandbox_says_how_many_games_it_left_unrated() -> None:
+    task, lines = await started_sandbox(opponent=False)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert lines[-1].startswith("games: 0 finished, 0 rated, 0 left unrated")
