@@ -120,6 +120,19 @@ BUCKET_FENS = (
 )
 
 
+def test_a_net_is_written_with_the_declared_quantisation_unless_told(tmp_path: Path) -> None:
+    """The scales are declared once, in the format module: ``encode_net`` writes them (as
+    the trainer does) when not given others, and a file's own are what loading reads."""
+    w1, b1, w2 = np.zeros((nnue.FEATURES, 4)), np.zeros(4), np.zeros(8)
+    path = tmp_path / "n.nnue"
+    for given, expected in (({}, (nnue.QA, nnue.QB, nnue.SCALE)),
+                            ({"qa": 127, "qb": 64, "scale": 300}, (127, 64, 300))):
+        path.write_bytes(nnue.encode_net(w1, b1, w2, 0, **given))
+        meta = nnue.load_net(path).net_meta
+        assert (meta[nnue.NM_QA], meta[nnue.NM_QB], meta[nnue.NM_SCALE]) == expected
+    assert (nnue.QA, nnue.QB, nnue.SCALE) == (255, 512, 400)
+
+
 @pytest.mark.parametrize("activation", [nnue.ACT_CRELU, nnue.ACT_SCRELU])
 def test_a_bucketed_net_scores_each_position_with_its_buckets_weights(
     tmp_path: Path, activation: int

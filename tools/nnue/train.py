@@ -43,13 +43,11 @@ from engine import nnue
 from tools.nnue import scale as nnue_scale
 from tools.nnue.data import file_ks, read_records
 
-QA = 255
-# QB 64 rounded the output weights so coarsely that the engine was 4.5 cp from the float model
-# on average (max 16); at 512, 1.4 cp (max 4.7).  The engine sums SCReLU in int64, and a CReLU
-# half in int32, which no clipped weight can overflow up to N = 256.
-QB = 512
+# the engine's net format declares the quantisation scales; the trainer rounds to them
+QA = nnue.QA
+QB = nnue.QB
 DEFAULT_HIDDEN = 128
-SCALE = 400  # centipawns per unit of the model's logit at K = 400 (``--no-fit-scale``)
+SCALE = nnue.SCALE  # centipawns per unit of the model's logit at K = 400 (``--no-fit-scale``)
 PAD = nnue.FEATURES  # the index of the all-zero row that pads positions to MAX_PIECES
 MAX_PIECES = nnue.MAX_PIECES
 FT_LIMIT = 32767 / QA / MAX_PIECES  # a feature weight so large could overflow an accumulator
