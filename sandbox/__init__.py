@@ -38,6 +38,21 @@ as a table of behaviour, lila source and test:
       test_fixed_window_opens_with_the_first_charge_and_clears_at_once;
       tests/bot/test_lila_e2e.py::test_our_daily_bot_cap_declines_bots_and_still_serves_people,
       ::test_the_challengers_daily_cap_turns_away_that_challenger_only
+- lila's own limits (event stream opens 30 per token per 10 min, /api/account 30 per user
+  per 5 min, challenge credits 25 a minute and 200 a day, arena joins, the bot-game day)
+  are lila's RateLimit: a window opens with the first charge; a charge passes while the
+  credits used are below the limit (so the last may overshoot), or once the clock is past
+  clearAt; a key is forgotten its window after its last write; a composite limit keeps
+  the charges made before the limit that refused. Their 429 is lila's `rateLimited`, a
+  bare `{"error": ...}`: only the bot-game day sends a `ratelimit` object.
+    lila: modules/memo/src/main/RateLimit.scala (apply, composite);
+      modules/web/src/main/Limiters.scala; app/http/ResponseBuilder.scala (rateLimited);
+      app/controllers/Api.scala (eventStream), Account.scala (apiMe), Challenge.scala
+      (apiCreate), Tournament.scala (apiJoin)
+    test: tests/sandbox/test_units.py::test_lilas_rate_limit_boundaries,
+      ::test_a_composite_limit_keeps_the_charges_before_a_refusal;
+      tests/sandbox/test_accounts.py::test_account_profile_and_its_rate_limit;
+      tests/sandbox/test_tournaments.py::test_join_needs_a_scope_and_is_rate_limited
 - One overall limit per token on every request (180 a minute), a bare 429 (no `ratelimit`
   object), HTML on demand; no per-move limit.
     lila: app/controllers/PlayApi.scala (botMove has none: the limit is lichess.org's proxy)
@@ -128,8 +143,9 @@ as a table of behaviour, lila source and test:
   "Wrong entry code"; "Missing team"; "This tournament no longer exists", also for a
   finished arena; "Your pause is not over yet"; "You are joining too many tournaments"
   under `tournament.user.join`, 8 credits an hour and 30 a day, a new join to a user's
-  arena 2, to lichess's 1); a playban is 403 with `minutes` and withdraws from arenas;
-  30 joins or resumes a user per 10 minutes (`tournament.user.joinOrResume`, 429);
+  arena 2, to lichess's 1; a pause blocks joins to running arenas only, Pause.canJoin);
+  a playban is 403 with `minutes` and withdraws from arenas;
+  30 joins or resumes a user per 10 minutes (`tournament.user.joinOrResume`, a bare 429);
   withdraw before the start leaves the list, after it stops the pairing and pauses a top-7
   player (Pause.scala, `me.pauseDelay`); an unknown id is 404 "No such tournament".
   Waiting players (people while on the event stream or after pairMeAsap, bots always) are

@@ -4,13 +4,15 @@ lila modules/tournament/src/main/Pause.scala: a player in the top 7 who withdraw
 (TournamentApi.scala `withdraw` with isPause, the ranking's index < 7), or one withdrawn for
 sitting (isStalling), is paused: the first pause lasts 10 s, each later one the arena's
 estimated game length / 15 x (pauses - 1), within 10 to 120 s. The record is forgotten 20
-minutes after the last pause (a cache that expires after write). A join during the pause is
-refused with JoinResult.Paused; the tournament JSON shows the rest as `me.pauseDelay`
+minutes after the last pause (a cache that expires after write). A join during the pause to
+an arena that has started is refused with JoinResult.Paused (`canJoin`: `tour.isCreated ||
+remainingDelay.isEmpty`); the tournament JSON shows the rest as `me.pauseDelay`
 (JsonView.scala `myInfoJson`) while more than a second remains.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -59,5 +61,6 @@ class Pauses:
             return None
         base_s = estimate_s // PAUSE_DIVISOR
         delay_s = min(max(base_s * (record.pauses - 1), PAUSE_MIN_S), PAUSE_MAX_S)
-        seconds = int(record.paused_at_s - self._now()) + delay_s
+        # `pausedAt.toSeconds - nowSeconds + delay`: whole seconds of each instant.
+        seconds = math.floor(record.paused_at_s) - math.floor(self._now()) + delay_s
         return seconds if seconds > PAUSE_SHOWN_ABOVE_S else None

@@ -17,7 +17,7 @@ from sandbox.challenges import Challenge, ChallengeRequest, decline_reason
 from sandbox.errors import ApiError, RateLimited, not_found
 from sandbox.farming import PREV_GAMES, SAME_PLIES, Crosstables, PairResult, opening_sans
 from sandbox.games import ChatLine, Game, GameSettings, color_name
-from sandbox.ratelimit import GENERIC_LIMIT, Limiters, RateLimits
+from sandbox.ratelimit import GENERIC_LIMIT, Limiters, RateLimits, consume_all
 from sandbox.streams import Event, Hub, Subscriber
 from sandbox.timecontrol import TimeControl, variant_board
 from sandbox.timers import Timer
@@ -105,12 +105,13 @@ class Lobby:
         self._check_bot_day(challenger, dest)
         limits = self.settings.limits
         cost = limits.challenge_cost_bot if dest.bot else limits.challenge_cost_human
-        for window in (self.limiters.challenge_minute, self.limiters.challenge_day):
-            if window.wait_s(challenger.id, cost) > 0:
-                raise RateLimited(GENERIC_LIMIT, "challenge.create.user",
-                                  window.wait_s(challenger.id, cost))
-        self.limiters.challenge_minute.consume(challenger.id, cost)
-        self.limiters.challenge_day.consume(challenger.id, cost)
+        # lila app/controllers/Challenge.scala `apiCreate`: limit.challengeUser, a composite
+        # ("fast", then "slow": a refusal by the day keeps the minute's charge), answered by
+        # `rateLimited`: {"error": ...} with no `ratelimit` object (ResponseBuilder.scala).
+        wait_s = consume_all((self.limiters.challenge_minute, self.limiters.challenge_day),
+                             challenger.id, cost)
+        if wait_s:
+            raise RateLimited(GENERIC_LIMIT, None, wait_s)
         return self._register(Challenge(challenger=challenger, dest=dest, request=request))
 
     def _register(self, challenge: Challenge) -> Challenge:

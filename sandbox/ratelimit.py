@@ -1,11 +1,12 @@
-"""Rate limits shaped like lila's: sliding windows, 429 bodies in JSON or HTML."""
+"""Rate limits shaped like lila's: lila's own RateLimit, the proxy's sliding window in front
+of it, and 429 bodies in JSON or HTML."""
 
 from __future__ import annotations
 
 import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -23,6 +24,8 @@ ACCOUNT_LIMIT = (
 )
 DAY_S = 86_400.0
 MINUTE_S = 60.0
+# lila counts time in milliseconds: a refused charge passes a millisecond past clearAt.
+MILLISECOND_S = 0.001
 
 HTML_429 = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>429 Too Many Requests</title></head>
@@ -93,10 +96,16 @@ class SlidingWindow:
         return sum(c for _, c in self._used(key))
 
 
-class FixedWindow:
-    """At most `limit` units per key in a window that opens with the first unit and lasts
-    `window_s` (lila modules/memo RateLimit.scala: `clearAt` is set by the first charge
-    and kept by the later ones), not a rolling one."""
+class LilaRateLimit:
+    """lila's RateLimit (modules/memo/src/main/RateLimit.scala), boundaries and all.
+
+    Each key holds (credits used, clearAt) in a cache that forgets it `window_s` after its
+    last write (`expireAfterWrite`). A charge passes while the credits used are below the
+    limit (`a < credits`: the charge that crosses the limit still passes, whatever its
+    cost), or once the clock is strictly past clearAt (`nowMillis > clearAt`: a new window
+    from this charge). The window opens with the first charge and is not moved by later
+    ones; it is not a rolling window.
+    """
 
     def __init__(
         self, limit: int, window_s: float, now: Callable[[], float] = time.monotonic
@@ -104,33 +113,60 @@ class FixedWindow:
         self.limit = limit
         self.window_s = window_s
         self._now = now
-        self._spent: dict[str, tuple[int, float]] = {}  # key -> (used, clear_at_s)
+        # key -> (credits used, clear_at_s, last written at)
+        self._entries: dict[str, tuple[int, float, float]] = {}
 
-    def _used(self, key: str) -> tuple[int, float]:
-        used, clear_at_s = self._spent.get(key, (0, 0.0))
-        if used and self._now() >= clear_at_s:
-            del self._spent[key]
-            return 0, 0.0
-        return used, clear_at_s
+    def _entry(self, key: str) -> tuple[int, float] | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if self._now() - entry[2] >= self.window_s:  # Caffeine expireAfterWrite
+            del self._entries[key]
+            return None
+        return entry[0], entry[1]
 
     def wait_s(self, key: str, cost: int = 1) -> float:
-        """Seconds until `cost` more would fit; 0 if it fits now."""
-        used, clear_at_s = self._used(key)
-        if used + cost <= self.limit:
+        """Seconds until a charge of `cost` would pass; 0 if it passes now."""
+        entry = self._entry(key)
+        if cost < 1 or entry is None:
             return 0.0
-        return max(clear_at_s - self._now(), 0.0) if used else self.window_s
+        used, clear_at_s = entry
+        now = self._now()
+        if used < self.limit or now > clear_at_s:
+            return 0.0
+        # It passes once the clock is past clearAt: lila counts in milliseconds.
+        return max(clear_at_s - now, 0.0) + MILLISECOND_S
 
     def consume(self, key: str, cost: int = 1) -> float:
-        """Spend `cost` if it fits and return 0, else return the seconds to wait."""
+        """Charge `cost` if it passes and return 0, else return the seconds to wait."""
         wait = self.wait_s(key, cost)
-        if wait == 0.0:
-            used, clear_at_s = self._used(key)
-            self._spent[key] = (used + cost,
-                                clear_at_s if used else self._now() + self.window_s)
-        return wait
+        if wait or cost < 1:
+            return wait
+        now = self._now()
+        entry = self._entry(key)
+        if entry is None or (entry[0] >= self.limit and now > entry[1]):
+            self._entries[key] = (cost, now + self.window_s, now)
+        else:
+            self._entries[key] = (entry[0] + cost, entry[1], now)
+        return 0.0
 
     def count(self, key: str) -> int:
-        return self._used(key)[0]
+        entry = self._entry(key)
+        return 0 if entry is None else entry[0]
+
+    def clear_at_s(self, key: str) -> float | None:
+        entry = self._entry(key)
+        return None if entry is None else entry[1]
+
+
+def consume_all(limits: Sequence[LilaRateLimit], key: str, cost: int = 1) -> float:
+    """lila RateLimit.composite: charge each limit in turn and stop at the first that
+    refuses; the ones before it keep their charge. 0 if all passed, else that wait."""
+    for limit in limits:
+        wait = limit.consume(key, cost)
+        if wait:
+            return wait
+    return 0.0
 
 
 def too_many(message: str, key: str | None, wait_s: float, html: bool,
@@ -149,15 +185,21 @@ def too_many(message: str, key: str | None, wait_s: float, html: bool,
 
 
 class Limiters:
-    """The sandbox's limiters, built from one RateLimits."""
+    """The sandbox's limiters, built from one RateLimits.
+
+    Those lila keeps (modules/web/src/main/Limiters.scala: eventStream per bearer,
+    apiMe per user, challengeUser's composite "fast" and "slow" per user; BotLimit's
+    bot-game day) are lila's RateLimit; the overall per-token limit of the proxy in front
+    of lila is a sliding window."""
 
     def __init__(self, limits: RateLimits, now: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
-        self.event_stream = SlidingWindow(
+        self.event_stream = LilaRateLimit(
             limits.event_stream_opens, limits.event_stream_window_s, now)
-        self.account = SlidingWindow(limits.account_reads, limits.account_window_s, now)
-        self.challenge_minute = SlidingWindow(limits.challenge_credits_per_minute, MINUTE_S, now)
-        self.challenge_day = SlidingWindow(limits.challenge_credits_per_day, DAY_S, now)
-        # The bot-game day opens with the first game and lasts 24 h (fixed, not rolling).
-        self.bot_games = FixedWindow(limits.bot_games_per_day, DAY_S, now)
+        self.account = LilaRateLimit(limits.account_reads, limits.account_window_s, now)
+        self.challenge_minute = LilaRateLimit(
+            limits.challenge_credits_per_minute, MINUTE_S, now)
+        self.challenge_day = LilaRateLimit(limits.challenge_credits_per_day, DAY_S, now)
+        # modules/bot/src/main/BotLimit.scala: bot-vs-bot games a day, from the first game.
+        self.bot_games = LilaRateLimit(limits.bot_games_per_day, DAY_S, now)
         self.requests = SlidingWindow(limits.requests_per_minute, MINUTE_S, now)

@@ -192,7 +192,9 @@ class Api:
         account = self.auth(request, *ACCOUNT_SCOPES)
         wait_s = self.lobby.limiters.account.consume(account.id)
         if wait_s:
-            raise RateLimited(ACCOUNT_LIMIT, "api.account.user", wait_s)
+            # lila app/controllers/Account.scala `apiMe`: `rateLimited(msg)`, a bare
+            # {"error": msg} (app/http/ResponseBuilder.scala), no `ratelimit` object.
+            raise RateLimited(ACCOUNT_LIMIT, None, wait_s)
         playing = len(self.lobby.ongoing(account))
         return json_response(user_extended_json(account, self.lobby.base_url(), playing))
 
@@ -264,7 +266,9 @@ class Api:
         token = request.headers.get("Authorization", "")
         wait_s = self.lobby.limiters.event_stream.consume(token)
         if wait_s:
-            raise RateLimited(EVENT_STREAM_LIMIT, "api.stream.event.bearer", wait_s)
+            # lila app/controllers/Api.scala `eventStream`: `rateLimited(msg)`, no
+            # `ratelimit` object (app/http/ResponseBuilder.scala).
+            raise RateLimited(EVENT_STREAM_LIMIT, None, wait_s)
         hub = self.lobby.hub
         subscriber = hub.open_event_stream(account.id)
         return await streams.serve(

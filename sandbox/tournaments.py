@@ -8,14 +8,16 @@ Where each rule comes from (github lichess-org/lila):
                                 NotFound
     join rate limits            app/controllers/Tournament.scala apiJoin: NoPlayban (403),
                                 then limit.tourJoinOrResume (30 a user per 10 minutes, key
-                                tournament.user.joinOrResume, 429); TournamentApi.scala
+                                tournament.user.joinOrResume, a 429 with no `ratelimit`
+                                object); TournamentApi.scala
                                 `initialJoin` (key tournament.user.join: 8 credits an hour
                                 and 30 a day, a join to an arena one is not on yet costs 1
                                 for an arena by lichess, 2 for one made by a user, answered
                                 400 "You are joining too many tournaments")
     pause                       Pause.scala, TournamentApi.scala `withdraw`: a player in
                                 the top 7 who withdraws from a running arena is paused
-                                (sandbox/arena_pause.py), a join meanwhile is refused
+                                (sandbox/arena_pause.py), a join meanwhile to an arena that
+                                has started is refused (Pause.canJoin)
     playban                     sandbox/playban.py: a join is answered 403; a ban
                                 withdraws the player from its arenas (pausePlaybanned)
     bots allowed or not         modules/gathering/src/main/Condition.scala (Bots: "Bot
@@ -79,7 +81,7 @@ from sandbox.errors import ApiError, RateLimited
 from sandbox.games import Game
 from sandbox.lobby import Lobby
 from sandbox.playban import Playbans, playban_error
-from sandbox.ratelimit import DAY_S, GENERIC_LIMIT, FixedWindow
+from sandbox.ratelimit import DAY_S, GENERIC_LIMIT, LilaRateLimit, consume_all
 from sandbox.timecontrol import TimeControl, perf_key
 from sandbox.timers import SandboxClock, Timer
 
@@ -96,7 +98,6 @@ MASSIVE_ARENA_PLAYERS = 1000
 # limit.tourJoinOrResume (app/controllers/Tournament.scala, lila's Limiters): any join.
 JOIN_OR_RESUME_LIMIT = 30
 JOIN_OR_RESUME_WINDOW_S = 600.0
-JOIN_OR_RESUME_KEY = "tournament.user.joinOrResume"
 # TournamentApi.initialJoin: a join to an arena one is not on yet, in credits.
 INITIAL_JOIN_KEY = "tournament.user.join"
 INITIAL_JOIN_PER_HOUR = 8
@@ -278,11 +279,11 @@ class Arenas:
         self.arenas: dict[str, Arena] = {}
         self.team_members: dict[str, set[str]] = {}
         clock = lobby.settings.game.clock
-        # lila's RateLimit opens a window at the first charge (sandbox.ratelimit.FixedWindow).
-        self._join_or_resume = FixedWindow(JOIN_OR_RESUME_LIMIT, JOIN_OR_RESUME_WINDOW_S,
-                                           clock.now)
-        self._initial_join = (FixedWindow(INITIAL_JOIN_PER_HOUR, HOUR_S, clock.now),
-                              FixedWindow(INITIAL_JOIN_PER_DAY, DAY_S, clock.now))
+        # lila's RateLimit opens a window at the first charge (sandbox.ratelimit).
+        self._join_or_resume = LilaRateLimit(JOIN_OR_RESUME_LIMIT, JOIN_OR_RESUME_WINDOW_S,
+                                             clock.now)
+        self._initial_join = (LilaRateLimit(INITIAL_JOIN_PER_HOUR, HOUR_S, clock.now),
+                              LilaRateLimit(INITIAL_JOIN_PER_DAY, DAY_S, clock.now))
         self.pauses = Pauses(clock.now)
         self.playbans = Playbans(clock.now)
         self._timers: list[Timer] = []
@@ -370,7 +371,9 @@ class Arenas:
             raise playban_error(banned_min)
         wait_s = self._join_or_resume.consume(account.id)
         if wait_s:
-            raise RateLimited(GENERIC_LIMIT, JOIN_OR_RESUME_KEY, wait_s)
+            # Tournament.scala apiJoin: `limit.tourJoinOrResume(me, rateLimited)`, a bare
+            # {"error": ...} 429 (app/http/ResponseBuilder.scala), no `ratelimit` object.
+            raise RateLimited(GENERIC_LIMIT, None, wait_s)
         arena = self.arenas.get(arena_id)
         if arena is None or arena.status == "finished":
             raise ApiError(400, NOT_FOUND)
@@ -382,7 +385,10 @@ class Arenas:
             raise ApiError(400, WRONG_ENTRY_CODE)
         if not self.verdicts(arena, account)["accepted"]:
             raise ApiError(400, VERDICTS_REFUSED)
-        if self.pauses.remaining_s(account.id, self._estimate_s(arena)) is not None:
+        # Pause.scala `canJoin`: `tour.isCreated || remainingDelay(...).isEmpty`: a pause
+        # never blocks a join to an arena that has not started.
+        if arena.status != "created" \
+                and self.pauses.remaining_s(account.id, self._estimate_s(arena)) is not None:
             raise ApiError(400, PAUSED)
         if arena.spec.teams and (team not in arena.spec.teams
                                  or account.id not in self.team_members.get(team, set())):
@@ -403,12 +409,12 @@ class Arenas:
         """TournamentApi.initialJoin, a composite limit: every window must have room."""
         cost = (INITIAL_JOIN_COST_BY_LICHESS if arena.created_by == LICHESS
                 else INITIAL_JOIN_COST_BY_USER)
-        if any(window.wait_s(account.id, cost) for window in self._initial_join):
+        # memo RateLimit.composite: the hour is charged first and keeps its charge when the
+        # day refuses.
+        if consume_all(self._initial_join, account.id, cost):
             log.info("arena %s: %s joins too many tournaments (%s)", arena.id,
                      account.username, INITIAL_JOIN_KEY)
             return False
-        for window in self._initial_join:
-            window.consume(account.id, cost)
         return True
 
     def initial_join_credits(self, user_id: str) -> int:

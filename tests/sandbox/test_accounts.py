@@ -88,8 +88,8 @@ async def test_account_profile_and_its_rate_limit(sandbox: SandboxServer,
     assert statuses[:29] == [200] * 29
     assert statuses[29] == 429
     limited = me.received[-1]
-    assert limited["ratelimit"]["key"] == "api.account.user"
-    assert limited["ratelimit"]["seconds"] > 0
+    # lila Account.scala apiMe: `rateLimited(msg)`, no `ratelimit` object.
+    assert "ratelimit" not in limited and "Please don't poll" in limited["error"]
 
 
 async def test_playing_lists_ongoing_games_most_urgent_first(duel: Duel) -> None:

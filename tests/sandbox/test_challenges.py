@@ -201,7 +201,8 @@ async def test_challenge_credits_and_the_bot_game_cap(client: Client) -> None:
         assert (await bot_c.post("/api/challenge/bot_a", data=BLITZ)).status == 200
         limited = await bot_c.post("/api/challenge/bot_a", data=BLITZ)
         assert limited.status == 429
-        assert limited.json()["ratelimit"]["key"] == "challenge.create.user"
+        # lila Challenge.scala apiCreate: `rateLimited`, no `ratelimit` object.
+        assert limited.json() == {"error": "Too many requests. Try again later."}
         # One bot-vs-bot game a day: bot_a's own cap is a 429, its opponent's a 400, on
         # creating and on accepting alike (lila modules/bot/src/main/BotLimit.scala,
         # app/controllers/Challenge.scala `eitherBotLimitResponse`).

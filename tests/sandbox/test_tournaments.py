@@ -114,7 +114,8 @@ async def test_join_needs_a_scope_and_is_rate_limited(sandbox: SandboxServer,
         assert (await human.post(f"/api/tournament/{arena_id}/join")).status == 200
     reply = await human.post(f"/api/tournament/{arena_id}/join")
     assert reply.status == 429
-    assert reply.json()["ratelimit"]["key"] == "tournament.user.joinOrResume"
+    # Tournament.scala apiJoin: `rateLimited`, no `ratelimit` object.
+    assert reply.json() == {"error": "Too many requests. Try again later."}
 
 
 async def test_new_joins_cost_credits_by_the_arenas_maker(sandbox: SandboxServer,
@@ -170,6 +171,26 @@ async def test_a_withdrawal_from_the_top_7_is_paused(sandbox: SandboxServer, cli
     trailer = client(tokens[last])
     assert (await trailer.post(f"/api/tournament/{arena_id}/withdraw")).status == 200
     assert (await trailer.post(f"/api/tournament/{arena_id}/join")).status == 200
+
+
+async def test_a_pause_blocks_joins_to_running_arenas_only(
+        sandbox: SandboxServer, client: Client, clock: ManualClock) -> None:
+    """Pause.scala `canJoin`: `tour.isCreated || remainingDelay(...).isEmpty`."""
+    names = [f"player{i}" for i in range(3)]
+    tokens = {name: sandbox.add_account(name, bot=False, scopes=HUMAN_SCOPES)
+              for name in names}
+    running = sandbox.create_arena(ArenaSpec(minutes=60, starts_in_s=0))
+    other_running = sandbox.create_arena(ArenaSpec(minutes=60, starts_in_s=0))
+    later = sandbox.create_arena(ArenaSpec(minutes=60, starts_in_s=600))
+    for name in names:
+        sandbox.arenas.join(sandbox.account(name), running)
+    clock.advance(0)
+    leader = client(tokens[sandbox.arena(running).standing()[0].account.id])
+    assert (await leader.post(f"/api/tournament/{running}/withdraw")).status == 200
+    paused = await leader.post(f"/api/tournament/{other_running}/join")
+    assert (paused.status, paused.json()) == (400, {"error": "Your pause is not over yet"})
+    assert (await leader.post(f"/api/tournament/{later}/join")).status == 200
+    assert sandbox.arena(later).status == "created"
 
 
 async def test_a_playban_refuses_joins_and_withdraws(sandbox: SandboxServer, client: Client,

@@ -8,7 +8,7 @@ import pytest
 from sandbox.challenges import decline_reason
 from sandbox.clock import CorrespondenceClock, FischerClock
 from sandbox.games import FirstMoveTimers
-from sandbox.ratelimit import FixedWindow, SlidingWindow
+from sandbox.ratelimit import LilaRateLimit, SlidingWindow, consume_all
 from sandbox.timecontrol import TimeControl
 
 
@@ -34,20 +34,61 @@ def test_sliding_window_frees_cost_as_it_ages() -> None:
     assert window.consume("a", 5) == 10.0  # never fits
 
 
-def test_fixed_window_opens_with_the_first_charge_and_clears_at_once() -> None:
+def test_lilas_rate_limit_opens_with_the_first_charge_and_clears_at_once() -> None:
     """lila's daily bot-game limit (memo RateLimit.scala): 24 h from the first game, then
     everything is free again; a rolling window would free one game at a time."""
     time = FakeTime()
-    window = FixedWindow(limit=3, window_s=10.0, now=time)
+    window = LilaRateLimit(limit=3, window_s=10.0, now=time)
     assert window.consume("a", 2) == 0.0
     time.now_s += 4
     assert window.consume("a", 1) == 0.0
-    assert window.consume("a", 1) == pytest.approx(6.0)  # the window closes at t+10
+    assert window.consume("a", 1) == pytest.approx(6.001)  # clearAt is t+10
     time.now_s += 7  # t+11: the window has cleared whole, not only the first 2
-    assert window.count("a") == 0
     assert window.consume("a", 3) == 0.0
-    assert window.consume("a", 1) == pytest.approx(10.0)  # a new window from t+11
-    assert window.consume("b", 4) == 10.0  # never fits
+    assert window.count("a") == 3
+    assert window.consume("a", 1) == pytest.approx(10.001)  # a new window from t+11
+
+
+def test_lilas_rate_limit_boundaries() -> None:
+    """memo RateLimit.scala `apply`: a charge passes while the credits used are below the
+    limit (`a < credits`), whatever its cost; a refused one passes only once the clock is
+    past clearAt (`nowMillis > clearAt`); the cache forgets a key `duration` after its
+    last write (`expireAfterWrite`), not after its first."""
+    time = FakeTime()
+    window = LilaRateLimit(limit=8, window_s=3600.0, now=time)
+    for _ in range(3):
+        assert window.consume("a", 2) == 0.0
+    assert window.consume("a", 1) == 0.0  # 7 used
+    assert window.consume("a", 2) == 0.0  # 7 < 8: passes, 9 used
+    assert window.count("a") == 9
+    time.now_s += 3600  # exactly clearAt, and the last write was at the start
+    assert window.count("a") == 0  # forgotten: expired after its write
+    assert window.consume("b", 7) == 0.0
+    time.now_s += 1800
+    assert window.consume("b", 0) == 0.0  # a zero cost is never counted
+    assert window.consume("b", 1) == 0.0  # written again: kept past clearAt
+    time.now_s += 1800  # exactly clearAt: still refused
+    assert window.consume("b", 1) == pytest.approx(0.001)
+    time.now_s += 0.001
+    assert window.consume("b", 1) == 0.0 and window.count("b") == 1  # a new window
+    # A key written again and again outlives its clearAt, and charges below the limit
+    # go on counting in the old window.
+    assert window.consume("c", 1) == 0.0
+    time.now_s += 3000
+    assert window.consume("c", 1) == 0.0
+    time.now_s += 1000  # past clearAt, 1000 s after the last write
+    assert window.consume("c", 1) == 0.0 and window.count("c") == 3
+
+
+def test_a_composite_limit_keeps_the_charges_before_a_refusal() -> None:
+    """memo RateLimit.composite: the limits are charged in turn; one that refuses stops
+    the fold, and those before it keep their charge."""
+    time = FakeTime()
+    hour = LilaRateLimit(limit=8, window_s=3600.0, now=time)
+    day = LilaRateLimit(limit=2, window_s=86400.0, now=time)
+    assert consume_all((hour, day), "a", 2) == 0.0
+    assert consume_all((hour, day), "a", 2) > 0  # the day refuses
+    assert (hour.count("a"), day.count("a")) == (4, 2)
 
 
 def test_fischer_clock_runs_only_once_started_and_adds_increments() -> None:
