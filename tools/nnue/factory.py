@@ -57,6 +57,7 @@ POLL_S = 1.0
 LOCK_NAME = ".lock"
 REPO_DIR = Path(__file__).resolve().parents[2]
 FIRST_GAME_LINE = "first game written"  # printed once a run's first game is on disk
+Event = tuple[int, int, float]  # a finished game: job, positions, the job's CPU s playing
 
 
 def utc_now() -> str:
@@ -188,14 +189,16 @@ def finish_run(directory: Path, start: RunStart, source: str, ev: Evaluation, no
 
 
 def _worker(directory: str, stem: str, meta: dict[str, Any], seed: int, nodes: int,
-            random_plies: int, games: int, eval_file: str, events: mp.Queue[tuple[str, int]]
+            random_plies: int, games: int, eval_file: str, job: int, events: mp.Queue[Event]
             ) -> None:
-    """Play games until ``games`` (0: until stopped), appending each to this job's shards."""
+    """Play games until ``games`` (0: until stopped), appending each to this job's shards;
+    after each, an event: (job, positions, CPU seconds spent playing since the warm-up)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     from engine.search import warm_up
     from tools.nnue.data import play_game
 
     warm_up()
+    warm_cpu_s = time.process_time()
     parent = os.getppid()
     rng = random.Random(seed)
     writer = ShardWriter(Path(directory), stem, meta)
@@ -207,7 +210,7 @@ def _worker(directory: str, stem: str, meta: dict[str, Any], seed: int, nodes: i
         if count:
             writer.add(data)
         played += 1
-        events.put(("game", count))
+        events.put((job, count, time.process_time() - warm_cpu_s))
     writer.close()
 
 
@@ -223,18 +226,20 @@ def run(args: argparse.Namespace) -> int:
         meta = {"k": ev.k, "evaluation": ev.label, "net": ev.name, "nodes": args.nodes,
                 "random_plies": args.random_plies, "source": "selfplay", "run": start.run}
         context = mp.get_context("spawn")  # a fresh interpreter each: no numba state forked
-        events: mp.Queue[tuple[str, int]] = context.Queue()
+        events: mp.Queue[Event] = context.Queue()
         workers = [
             context.Process(
                 target=_worker, daemon=True,
                 args=(str(directory), f"{start.run}-j{job}", {**meta, "job": job},
                       zlib.crc32(f"{start.run}/{job}/{args.seed}".encode()), args.nodes,
-                      args.random_plies, args.games, ev.eval_file, events))
+                      args.random_plies, args.games, ev.eval_file, job, events))
             for job in range(args.jobs)
         ]
         for worker in workers:
             worker.start()
         games = done = 0
+        play_cpu_s = [0.0] * args.jobs  # each job's CPU time in the games it finished
+        played = [0] * args.jobs
         deadline = start.started_s + args.seconds if args.seconds else None
         last_report = time.monotonic()
         previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
@@ -243,9 +248,10 @@ def run(args: argparse.Namespace) -> int:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
                 try:
-                    _, count = events.get(timeout=POLL_S)
+                    job, count, play_cpu_s[job] = events.get(timeout=POLL_S)
                 except queue.Empty:
                     continue
+                played[job] += count
                 games += 1
                 done += count
                 now = time.monotonic()
@@ -269,7 +275,10 @@ def run(args: argparse.Namespace) -> int:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_s = usage.ru_utime + usage.ru_stime
         line = finish_run(directory, start, "selfplay", ev, args.nodes, args.jobs, games,
-                          {"random_plies": args.random_plies}, cpu_s)
+                          {"random_plies": args.random_plies,
+                           "play_cpu_s": round(sum(play_cpu_s), 1),
+                           "positions_per_play_cpu_hour": round(
+                               sum(played) * 3600 / max(sum(play_cpu_s), 1e-9))}, cpu_s)
     print(f"run {start.run}: {line['added']} positions added in {len(line['shards'])} "
           f"shard(s), {games} games, {line['seconds']:.0f} s "
           f"({line['positions_per_hour']} positions/hour); the ledger's total is now "

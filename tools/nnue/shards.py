@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 import os
 import struct
+import sys
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ _HEAD = struct.Struct("<8sIQI")  # magic, version, records, meta length
 _CRC = struct.Struct("<I")
 _FRAME = struct.Struct("<III")  # records, body length, body CRC-32
 _RECORDS_OFFSET = 12  # of the uint64 record count in the header
+MIN_FILE_POSITIONS = 100  # a record file with fewer is refused (a shard may hold fewer)
 
 
 class ShardError(ValueError):
@@ -234,3 +237,37 @@ class ShardWriter:
         os.close(self.fd)
         self.fd = -1
         return seal(self.path)
+
+
+def training_sources(paths: Sequence[Path], given_k: Sequence[float] | None
+                     ) -> list[tuple[str, Records, float]]:
+    """The trainer's data: each ``--data`` path a record file of ``tools.nnue.data`` (its K
+    from its sidecar or ``given_k``: ``file_ks``), a shard, or a directory of shards (each
+    shard's K from its header).  A shard that cannot be trusted is skipped, by name, loudly;
+    the others load.  Returns (name, records, K) per file or shard."""
+    from tools.nnue.data import file_ks, read_records
+
+    plain = [p for p in paths if not p.is_dir() and not is_shard(p)]
+    ks = iter(file_ks(plain, given_k) if plain else [])
+    sources: list[tuple[str, Records, float]] = []
+    for path in paths:
+        if path in plain:
+            part = read_records(path)
+            if len(part) < MIN_FILE_POSITIONS:
+                raise SystemExit(f"--data {path}: {len(part)} positions are too few to train on")
+            sources.append((str(path), part, next(ks)))
+            continue
+        found = shard_paths(path) if path.is_dir() else [path]
+        loaded = 0
+        for shard_path in found:
+            try:
+                shard = read_shard(shard_path)
+            except ShardError as exc:
+                print(f"--data {path}: SKIPPED {exc}", file=sys.stderr, flush=True)
+                continue
+            if len(shard.records):
+                sources.append((str(shard_path), shard.records, float(shard.k)))
+                loaded += 1
+        if not loaded:
+            raise SystemExit(f"--data {path}: no shard with positions in it")
+    return sources

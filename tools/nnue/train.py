@@ -41,7 +41,7 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
 from tools.nnue import scale as nnue_scale
-from tools.nnue.data import file_ks, read_records
+from tools.nnue.shards import training_sources
 
 # the engine's net format declares the quantisation scales; the trainer rounds to them
 QA = nnue.QA
@@ -230,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.nnue.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, nargs="+", required=True,
-                        help="tools.nnue.data record files (each holds out its own tail)")
+                        help="tools.nnue.data record files, shards or directories of shards "
+                             "(tools.nnue.factory; each file or shard holds out its own tail)")
     parser.add_argument("--out", type=Path, required=True, help="the net file to write")
     parser.add_argument("--hidden", type=int,
                         help=f"hidden units per side (default: the --init net's, or "
@@ -292,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.buckets = 1 if args.buckets is None else args.buckets
     if not 1 <= args.buckets <= nnue.MAX_BUCKETS:
         raise SystemExit(f"--buckets must be 1..{nnue.MAX_BUCKETS}")
-    ks = file_ks(args.data, args.k)
+    sources = training_sources(args.data, args.k)
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
     if not 0.0 < args.fraction <= 1.0:
@@ -308,10 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # so that validation positions are not near-copies of training ones.
     train_parts, valid_parts = [], []
     k_train, k_valid = [], []
-    for path, k in zip(args.data, ks, strict=True):
-        part = read_records(path)
-        if len(part) < 100:
-            raise SystemExit(f"--data {path}: {len(part)} positions are too few to train on")
+    for _, part, k in sources:
         split = int(len(part) * (1 - args.validation))
         train_parts.append(part[:int(split * args.fraction)])
         valid_parts.append(part[split:])

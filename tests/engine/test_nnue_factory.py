@@ -1,0 +1,227 @@
+"""The data factory: shards, the ledger, a killed run, and positions from game records."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import numpy as np
+import pytest
+
+from tools.nnue import factory, from_pgn, ledger, shards
+from tools.nnue.data import decode_board, encode
+
+REPO = Path(__file__).resolve().parents[2]
+META = {"k": 205, "evaluation": "net 0123abcd", "net": "test.nnue", "nodes": 100,
+        "source": "selfplay", "run": "20260101T000000Z-1"}
+
+
+def _game(seed: int, plies: int) -> bytes:
+    """The records of a short random game (its positions, scores from the seed)."""
+    rng = np.random.default_rng(seed)
+    board = chess.Board()
+    data = []
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(moves[int(rng.integers(len(moves)))])
+        data.append(encode(board, int(rng.integers(-500, 500)), 1))
+    return b"".join(data)
+
+
+def _write_run(directory: Path, run: str, games: list[bytes], max_bytes: int) -> list[Path]:
+    writer = shards.ShardWriter(directory, f"{run}-j0", {**META, "run": run}, max_bytes)
+    for data in games:
+        writer.add(data)
+    writer.close()
+    return sorted(directory.glob(f"{run}-*{shards.SEALED_SUFFIX}"))
+
+
+def test_shards_round_trip_their_records_and_stay_under_their_size(tmp_path: Path) -> None:
+    games = [_game(seed, 30 + seed) for seed in range(12)]
+    paths = _write_run(tmp_path, "r1", games, max_bytes=2500)
+    assert len(paths) > 1  # the size bound split them
+    assert all(path.stat().st_size <= 2500 for path in paths)
+    loaded = [shards.read_shard(path) for path in paths]
+    assert all(shard.sealed and shard.torn_bytes == 0 and shard.k == 205 for shard in loaded)
+    assert loaded[0].meta["run"] == "r1"
+    records = np.concatenate([shard.records for shard in loaded])
+    assert records.tobytes() == b"".join(games)
+    assert shards.SHARD_MAX_BYTES == 16 * 1024 * 1024
+
+
+def test_a_truncated_or_corrupt_shard_is_refused_by_name_and_the_others_load(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    games = [_game(seed, 40) for seed in range(9)]
+    good, cut, flipped = (_write_run(tmp_path, f"r{i}", games[3 * i:3 * i + 3], 1 << 20)[0]
+                          for i in range(3))
+    with cut.open("r+b") as handle:
+        handle.truncate(cut.stat().st_size - 10)
+    data = bytearray(flipped.read_bytes())
+    data[-5] ^= 0xFF
+    flipped.write_bytes(bytes(data))
+    with pytest.raises(shards.ShardError, match=rf"^{cut.name}: truncated"):
+        shards.read_shard(cut)
+    with pytest.raises(shards.ShardError, match=rf"^{flipped.name}: corrupt frame 2"):
+        shards.read_shard(flipped)
+    # a whole frame cut off a sealed shard: its header's count tells
+    whole = _write_run(tmp_path, "r3", games[:2], 1 << 20)[0]
+    first_frame_end = len(shards.header({**META, "run": "r3"})) + len(shards.frame(games[0]))
+    with whole.open("r+b") as handle:
+        handle.truncate(first_frame_end)
+    with pytest.raises(shards.ShardError, match=r"header says 80 records, its frames hold 40"):
+        shards.read_shard(whole)
+    sources = shards.training_sources([tmp_path], None)
+    assert [Path(name).name for name, _, _ in sources] == [good.name]
+    assert sources[0][1].tobytes() == b"".join(games[:3]) and sources[0][2] == 205.0
+    err = capsys.readouterr().err
+    for bad in (cut, flipped, whole):
+        assert f"SKIPPED {bad.name}: " in err
+    with pytest.raises(SystemExit, match=r"no shard with positions in it"):
+        shards.training_sources([cut], None)
+
+
+def test_an_open_shard_loads_its_whole_games_and_sealing_cuts_the_torn_one(
+        tmp_path: Path) -> None:
+    games = [_game(seed, 40) for seed in range(3)]
+    writer = shards.ShardWriter(tmp_path, "r-j0", META)
+    for data in games:
+        writer.add(data)
+    os.close(writer.fd)
+    with writer.path.open("ab") as handle:  # a game in flight, half written
+        handle.write(shards.frame(_game(7, 20))[:50])
+    shard = shards.read_shard(writer.path)
+    assert not shard.sealed and shard.torn_bytes == 50 and len(shard.records) == 120
+    sealed = shards.seal(writer.path)
+    assert sealed is not None and not writer.path.exists()
+    again = shards.read_shard(sealed.path)
+    assert again.sealed and again.records.tobytes() == b"".join(games)
+
+
+def _ledgered_run(directory: Path, games: list[bytes]) -> dict[str, Any]:
+    """A run as the factory makes one, without playing: its shards and its ledger line."""
+    start = factory.begin_run(directory)
+    _write_run(directory, start.run, games, 1 << 20)
+    ev = factory.Evaluation("test.nnue", "test.nnue", "0123abcd", 205)
+    return factory.finish_run(directory, start, "selfplay", ev, 100, 1, len(games))
+
+
+def test_the_status_names_a_shard_deleted_or_cut_behind_the_ledger(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _ledgered_run(tmp_path, [_game(1, 30), _game(2, 30)])
+    assert line["added"] == 60 and line["ledger_total"] == 0
+    assert factory.main(["status", "--dir", str(tmp_path)]) == 0
+    assert "no mismatch" in capsys.readouterr().out
+    (shard_name,) = list(line["shards"])
+    (tmp_path / shard_name).unlink()
+    assert factory.main(["status", "--dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"MISMATCH: {shard_name}: missing (the ledger counts 60 positions in it)" in out
+    # the next run records what it found against the ledger's total
+    line = _ledgered_run(tmp_path, [_game(3, 30)])
+    assert line["found"] == {"shards": 0, "positions": 0, "bad": []}
+    assert line["ledger_total"] == 60
+    assert line["mismatches"] == [f"{shard_name}: missing (the ledger counts 60 positions "
+                                  "in it)"]
+
+
+def test_a_killed_run_leaves_a_consistent_directory(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGKILL to the run and its players once its first game is on disk: the directory
+    holds whole games only, the status shows no mismatch, and the next run seals and records
+    the killed run's shards."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(tmp_path),
+         "--jobs", "1", "--nodes", "100", "--evalfile", ""],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    assert process.stdout is not None
+    lines = []
+    try:
+        for text in process.stdout:  # each line an event; ends when the run does
+            lines.append(text)
+            if text.startswith(factory.FIRST_GAME_LINE):
+                break
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert any(text.startswith(factory.FIRST_GAME_LINE) for text in lines), "".join(lines)
+    opened = sorted(tmp_path.glob(f"*{shards.OPEN_SUFFIX}"))
+    assert opened and not ledger.read_ledger(tmp_path)
+    written = sum(len(shards.read_shard(path).records) for path in opened)
+    assert written > 0
+    assert factory.main(["status", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "has no ledger line (stopped before it, or still running)" in out
+    assert "MISMATCH" not in out
+    line = _ledgered_run(tmp_path, [_game(5, 30)])
+    assert sum(line["recovered"].values()) == written
+    assert not list(tmp_path.glob(f"*{shards.OPEN_SUFFIX}"))
+    assert line["mismatches"] == [] and line["found"]["positions"] == written
+    capsys.readouterr()
+    assert factory.main(["status", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"total {written + 30} positions" in out and "no ledger line" not in out
+
+
+GAME_RECORD = """[Event "Rated blitz game"]
+[Site "https://lichess.org/abcdEFGH"]
+[White "kibitz"]
+[Black "someone"]
+[Result "0-1"]
+[Variant "Standard"]
+
+1. e4 { [%eval 0.3] [%clk 0:03:00] } 1... e5 { [%clk 0:03:00] } 2. Nf3 { [%eval 0.25] \
+[%clk 0:02:59] } 2... Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O \
+9. h3 Nb8 10. d4 Nbd7 11. Nbd2 Bb7 12. Bc2 Re8 0-1
+
+[Event "Casual crazyhouse game"]
+[Site "https://lichess.org/zzzzzzzz"]
+[Variant "Crazyhouse"]
+[Result "1-0"]
+
+1. e4 e5 1-0
+
+[Event "Unfinished"]
+[Site "https://lichess.org/yyyyyyyy"]
+[Result "*"]
+
+1. d4 d5 *
+"""
+
+
+def test_game_records_give_rescored_positions_once(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text(GAME_RECORD)
+    data = tmp_path / "data"
+    assert from_pgn.main([str(pgn), "--dir", str(data), "--nodes", "100"]) == 0
+    (line,) = ledger.read_ledger(data)
+    assert line["source"] == "pgn" and line["pgn_games"] == ["https://lichess.org/abcdEFGH"]
+    assert line["skipped"] == {"variant": 1, "unfinished": 1}
+    (shard,) = (shards.read_shard(data / name) for name in line["shards"])
+    assert shard.meta["source"] == "pgn" and len(shard.records) == line["added"] > 0
+    assert set(shard.records["result"].tolist()) == {0}  # 0-1: white's loss
+    with pgn.open() as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None
+    played = set()
+    board = game.board()
+    for move in game.mainline_moves():
+        board.push(move)
+        played.add(board.board_fen())
+    start = chess.Board().board_fen()
+    for record in shard.records:
+        board = decode_board(record)
+        assert board.board_fen() in played | {start} and not board.is_check()
+    capsys.readouterr()
+    assert from_pgn.main([str(pgn), "--dir", str(data), "--nodes", "100"]) == 0
+    assert ledger.read_ledger(data)[-1]["added"] == 0
+    assert "'imported before': 1" in capsys.readouterr().out
