@@ -24,6 +24,7 @@ Modules, one job each:
     tournaments arenas: join, withdraw, pairing each tick, arena scoring, the end on time
     tournament_routes  `/api/tournament/{id}` (show, join, withdraw)
     farming     lila's botFarming: each pair's last games, and which game is left unrated
+    strength    how the sparring engine plays a person of a rating (UCI_Elo or a node limit)
 
 Where it follows lila (github lichess-org/lila; a comment at each place cites the file),
 as a table of behaviour, lila source and test:
@@ -212,6 +213,14 @@ as a table of behaviour, lila source and test:
       PREV_GAMES 2), PerfsUpdater.scala (save), Finisher.scala (updateCountAndPerfs);
       modules/game/src/main/CrosstableApi.scala (add), JsonView.scala (ownerPreview)
     test: tests/sandbox/test_farming.py
+- People of several ratings (`--humans`, default 1200,1600,2000; `start_opponent(rating=)`):
+  accounts `human<rating>` with an established rating in every perf (no `provisional`), no
+  title (gameFull's `title` is null, as lila's playerJson writes an untitled user's; the
+  profile has none), played by the sparring engine at that strength: `UCI_LimitStrength`
+  and `UCI_Elo` where the engine declares them, clamped to the option's range, a node limit
+  below its floor or where it declares none; they accept every challenge.
+    lila: modules/bot/src/main/BotJsonView.scala (playerJson)
+    test: tests/sandbox/test_strength.py
 - Decline reason keys and their texts.
     lila: modules/challenge/src/main/Challenge.scala (DeclineReason);
       translation/source/challenge.xml

@@ -25,6 +25,13 @@ DEFAULT_HUMAN_SCOPES = (BOARD_PLAY, CHALLENGE_READ, CHALLENGE_WRITE)
 
 INITIAL_RATING = 1500
 INITIAL_RD = 350
+# A seeded rating (a sandbox person "of 1,600") is an established one: enough games that lila
+# shows it without `provisional` (12 or more), with a settled deviation.
+ESTABLISHED_GAMES = 100
+ESTABLISHED_RD = 60
+# lila's rating floor and ceiling (modules/rating Glicko.minRating / maxRating).
+MIN_RATING = 400
+MAX_RATING = 4000
 TOKEN_LENGTH = 24
 # Lichess usernames: 2-20 characters, letters, digits, '_' and '-'.
 USERNAME_ALPHABET = frozenset(string.ascii_letters + string.digits + "_-")
@@ -74,6 +81,11 @@ class Account:
     def title(self) -> str | None:
         return "BOT" if self.bot else None
 
+    def set_rating(self, rating: int) -> None:
+        """An established rating of `rating` in every perf."""
+        self.perfs = {key: PerfRating(rating, ESTABLISHED_GAMES, ESTABLISHED_RD)
+                      for key in PERF_KEYS}
+
     def perf(self, key: str) -> PerfRating:
         return self.perfs.setdefault(key, PerfRating())
 
@@ -111,6 +123,7 @@ class AccountBook:
         bot: bool,
         scopes: Iterable[str] | None = None,
         token: str | None = None,
+        rating: int | None = None,
     ) -> Account:
         if not 2 <= len(username) <= 20 or not set(username) <= USERNAME_ALPHABET:
             raise ValueError(
@@ -132,6 +145,10 @@ class AccountBook:
         if token in self._by_token:
             raise ValueError("token already in use")
         account = Account(username=username, token=token, bot=bot, scopes=chosen)
+        if rating is not None:
+            if not MIN_RATING <= rating <= MAX_RATING:
+                raise ValueError(f"rating {rating}: use {MIN_RATING}-{MAX_RATING}")
+            account.set_rating(rating)
         self._by_token[token] = account
         self._by_id[account.id] = account
         return account

@@ -15,9 +15,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sandbox.accounts import MAX_RATING, MIN_RATING
 from sandbox.faults import parse_fault
 from sandbox.lobby import QUIRK_NAMES
-from sandbox.server import DEFAULT_BOT, DEFAULT_HUMAN, _challenge_spec, run_sandbox
+from sandbox.server import (
+    DEFAULT_BOT,
+    DEFAULT_HUMAN,
+    DEFAULT_HUMAN_RATINGS,
+    _challenge_spec,
+    run_sandbox,
+)
 from sandbox.tournaments import ARENA_FORMAT, parse_arena
 
 DEFAULT_PORT = 8080
@@ -45,6 +52,21 @@ def _seconds(text: str) -> float:
     return seconds
 
 
+def _ratings(text: str) -> tuple[int, ...]:
+    ratings = []
+    for part in text.split(","):
+        try:
+            rating = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{part!r}: expected ratings separated by commas, e.g. 1200,1600") from None
+        if not MIN_RATING <= rating <= MAX_RATING:
+            raise argparse.ArgumentTypeError(
+                f"rating {rating}: use {MIN_RATING}-{MAX_RATING}")
+        ratings.append(rating)
+    return tuple(dict.fromkeys(ratings))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every option of the sandbox's command line."""
     parser.add_argument("--host", default="127.0.0.1",
@@ -70,6 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"create an arena the opponent ({DEFAULT_HUMAN}) joins, e.g. "
                              "1+0/5 (1+0 for five minutes, from now) or 3+2/20/60:nobots "
                              "(from a minute on, bots refused); its id is printed")
+    parser.add_argument("--humans", type=_ratings, nargs="?", metavar="RATINGS",
+                        const=DEFAULT_HUMAN_RATINGS, default=(),
+                        help="add people of these ratings (accounts human<rating>, e.g. "
+                             "human1200), played by --engine (default: the built-in one) at "
+                             "that strength; they accept every challenge (without a value: "
+                             f"{','.join(map(str, DEFAULT_HUMAN_RATINGS))})")
     parser.add_argument("--fault", action="append", default=[], metavar="SPEC",
                         help="inject a fault (repeatable), e.g. status=503,path=/api/stream/"
                              "event,count=2 or ratelimit=html,path=/api/bot/game/*/move/* or "
@@ -92,6 +120,7 @@ class SandboxOptions:
     faults: tuple[str, ...]
     quirks: tuple[str, ...]
     arena: str | None = None
+    humans: tuple[int, ...] = ()
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SandboxOptions:
@@ -109,13 +138,14 @@ class SandboxOptions:
                    engine=tuple(shlex.split(args.engine)) if args.engine else None,
                    challenge=args.challenge or None, opponent=not args.no_opponent,
                    faults=tuple(args.fault), quirks=tuple(args.quirk),
-                   arena=args.arena or None)
+                   arena=args.arena or None, humans=tuple(args.humans))
 
     async def serve(self) -> None:
         """Run the sandbox until Ctrl-C or SIGTERM."""
         await run_sandbox(self.host, self.port, keepalive_s=self.keepalive_s,
                           engine=self.engine, challenge=self.challenge, faults=self.faults,
-                          quirks=self.quirks, opponent=self.opponent, arena=self.arena)
+                          quirks=self.quirks, opponent=self.opponent, arena=self.arena,
+                          humans=self.humans)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

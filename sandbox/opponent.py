@@ -20,6 +20,7 @@ import aiohttp
 import chess
 import chess.engine
 
+from sandbox.strength import Strength, strength_for
 from sandbox.timecontrol import variant_board
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,8 @@ class OpponentSettings:
     greeting: str | None = None  # said in the player room at the start of each game
     accept_draws: bool = False
     accept_takebacks: bool = False
+    # Play a person of this rating: the engine is set to it (sandbox/strength.py).
+    elo: int | None = None
 
 
 class Opponent:
@@ -92,7 +95,7 @@ class Opponent:
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._main: asyncio.Task[None] | None = None
-        self._engine: chess.engine.Protocol | None = None
+        self._engine: chess.engine.UciProtocol | None = None
         self._engine_transport: asyncio.SubprocessTransport | None = None
         self._engine_lock = asyncio.Lock()
         self._playing: set[str] = set()
@@ -100,6 +103,12 @@ class Opponent:
         self._may_move = asyncio.Event()
         self._may_move.set()
         self._moving = asyncio.Lock()  # held while a move is chosen and sent
+        # What the engine was set to for `settings.elo` (None: full strength).
+        self.strength: Strength | None = None
+
+    def engine_config(self) -> dict[str, chess.engine.ConfigValue]:
+        """The UCI options set on the engine so far, as python-chess sent them."""
+        return {} if self._engine is None else dict(self._engine.config)
 
     async def hold_moves(self) -> None:
         """Make no more moves (game streams stay open, so the player is not gone); returns
@@ -122,6 +131,11 @@ class Opponent:
                 self._engine_transport, self._engine = await chess.engine.popen_uci(argv)
             except (OSError, chess.engine.EngineError) as exc:
                 raise ValueError(f"cannot start the UCI engine {argv}: {exc}") from exc
+            if self.settings.elo is not None:
+                self.strength = strength_for(self.settings.elo, self._engine.options)
+                await self._engine.configure(self.strength.options)
+                log.info("opponent %s plays at %d: %s", self.username, self.settings.elo,
+                         self.strength.describe())
         self._session = aiohttp.ClientSession(
             headers=self._headers, timeout=aiohttp.ClientTimeout(total=None, connect=5))
         self._main = asyncio.create_task(self._run_events(), name=f"opponent-{self.username}")
@@ -347,6 +361,8 @@ class Opponent:
             limit = chess.engine.Limit(
                 white_clock=state["wtime"] / 1000, black_clock=state["btime"] / 1000,
                 white_inc=state["winc"] / 1000, black_inc=state["binc"] / 1000)
+        if self.strength is not None and self.strength.nodes is not None:
+            limit.nodes = self.strength.nodes
         try:
             async with self._engine_lock:
                 result = await self._engine.play(board, limit)

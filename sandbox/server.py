@@ -42,6 +42,7 @@ import contextlib
 import logging
 import random
 import signal
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -76,6 +77,11 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BOT = "kibitz"
 DEFAULT_HUMAN = "sparring"
+# People of these ratings, on request (`--humans`): accounts `human<rating>`.
+DEFAULT_HUMAN_RATINGS = (1200, 1600, 2000)
+HUMAN_PREFIX = "human"
+# The sparring engine for rated people when no `--engine` is given: the project's own.
+BUILTIN_ENGINE = (sys.executable, "-m", "engine")
 # The sparring account may join arenas (lila's apiJoin wants tournament:write).
 HUMAN_ARENA_SCOPES = (*DEFAULT_HUMAN_SCOPES, TOURNAMENT_WRITE)
 # Open streams are cut after this long when the server stops.
@@ -257,21 +263,25 @@ class SandboxServer:
         challenge: ChallengeSpec | None = None, movetime_s: float | None = 0.05,
         accept: bool = True, seed: int | None = None, greeting: str | None = None,
         accept_draws: bool = False, accept_takebacks: bool = False,
+        rating: int | None = None,
     ) -> Opponent:
         """Run a sandbox-side player on `username` (created if missing).
 
         It accepts incoming challenges (if `accept`), challenges `challenge.target` (again
         after every game if `challenge.repeat`), and plays random moves or the moves of the
-        UCI engine `engine` (an argv list).
+        UCI engine `engine` (an argv list). With `rating`, the account has that rating in
+        every perf and the engine plays at that strength (sandbox/strength.py).
         """
         existing = self.lobby.accounts.by_name(username)
         if existing is None:
-            existing = self.lobby.accounts.add(username, bot=bot)
+            existing = self.lobby.accounts.add(username, bot=bot, rating=rating)
+        elif rating is not None:
+            existing.set_rating(rating)
         opponent = Opponent(self.url, existing.token, existing.username, existing.bot,
                             OpponentSettings(engine=engine, movetime_s=movetime_s,
                                              accept=accept, challenge=challenge, seed=seed,
                                              greeting=greeting, accept_draws=accept_draws,
-                                             accept_takebacks=accept_takebacks))
+                                             accept_takebacks=accept_takebacks, elo=rating))
         await opponent.start()
         self.opponents.append(opponent)
         return opponent
@@ -425,6 +435,7 @@ async def run_sandbox(
     opponent: bool = True,
     print_line: Callable[[str], None] | None = None,
     arena: str | None = None,
+    humans: Sequence[int] = (),
 ) -> None:
     """Run the sandbox until cancelled, with a bot account and a human sparring partner.
 
@@ -435,7 +446,9 @@ async def run_sandbox(
     "3+2" or "1+1:crazyhouse") it also challenges the bot account again and again. With
     `opponent` False nobody plays it: a person or another client uses its token. With
     `arena` (see tournaments.parse_arena) an arena is created, the opponent joins it, and
-    `arena: <id>` is printed.
+    `arena: <id>` is printed. Each rating in `humans` is a person `human<rating>` with that
+    rating, played by `engine` (else the built-in engine) at that strength; they accept
+    every challenge (casual or rated), so the bot can be sent to play them.
     """
     emit = print_line or (lambda line: print(line, flush=True))
     parsed = [parse_fault(spec) for spec in faults]
@@ -457,6 +470,10 @@ async def run_sandbox(
                                         greeting="Good luck, have fun")
         else:
             log.info("the human account %s is free: play it with its token", DEFAULT_HUMAN)
+        for rating in humans:
+            await server.start_opponent(human_name(rating), engine=engine or BUILTIN_ENGINE,
+                                        movetime_s=None, rating=rating,
+                                        greeting="Good luck, have fun")
         emit(f"url: {url}")
         for account in server.lobby.accounts.all():
             emit(f"token: {account.username} {account.token} "
@@ -470,6 +487,10 @@ async def run_sandbox(
         emit(server.summary())
         with contextlib.suppress(Exception):
             await server.stop()
+
+
+def human_name(rating: int) -> str:
+    return f"{HUMAN_PREFIX}{rating}"
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
