@@ -17,13 +17,15 @@ import chess.pgn
 import chess.variant
 import pytest
 
-from tools.match.engines import (
+from tools.common.engines import (
     EngineSpec,
     bench_signature,
     export_revision,
     parse_bench,
     resolve_engine,
 )
+from tools.common.openings import Opening, load_openings
+from tools.common.signals import sigterm_as_interrupt
 from tools.match.match import (
     GameResult,
     MatchConfig,
@@ -37,10 +39,8 @@ from tools.match.match import (
     play_game,
     report,
     run_match,
-    sigterm_as_interrupt,
     sprt_report,
 )
-from tools.match.openings import Opening, load_openings
 from tools.match.sprt import SprtSpec, llr, pair_index
 
 CONFIG = MatchConfig(10, 0.1, win_cp=1000, win_plies=4, draw_cp=10, draw_plies=4,

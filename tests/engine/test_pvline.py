@@ -15,7 +15,7 @@ from engine.pvline import legal_prefix
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
 from tests.engine.conftest import state_snapshot
-from tools.match.openings import random_opening
+from tools.common.openings import random_opening
 
 
 def test_legal_prefix_stops_at_the_first_illegal_move_and_restores_the_position() -> None:

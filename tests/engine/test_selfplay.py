@@ -13,8 +13,8 @@ from engine import params
 from engine.board import Position
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
-from tools.match.openings import random_opening
-from tools.nnue import selfplay
+from tools.common import selfplay
+from tools.common.openings import random_opening
 
 ENDGAME_FENS = (  # few pieces: mates, stalemates, repetitions and fifty quiet moves come soon
     "8/8/8/4k3/8/8/8/R3K3 w Q - 0 1",

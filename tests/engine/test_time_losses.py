@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from tools.match.engines import EngineSpec
+from tools.common.engines import EngineSpec
+from tools.common.openings import load_openings
 from tools.match.match import MatchConfig, Seat, play_game
-from tools.match.openings import load_openings
 
 KIBITZ = [sys.executable, "-m", "engine"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from engine.bench import BENCH_FENS
 from tools.bench import uci_speed
-from tools.match.engines import EngineSpec, resolve_engine
+from tools.common.engines import EngineSpec, resolve_engine
 
 
 def test_an_engine_searches_every_position_and_its_own_count_is_summed() -> None:

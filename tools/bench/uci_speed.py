@@ -28,7 +28,7 @@ import chess
 import chess.engine
 
 from engine.bench import BENCH_FENS
-from tools.match.engines import EngineSpec, check_installed, open_engine, resolve_engine
+from tools.common.engines import EngineSpec, check_installed, open_engine, resolve_engine
 
 DEFAULT_ENGINES = ("kibitz", "ethereal-chess")
 

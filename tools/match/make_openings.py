@@ -28,7 +28,7 @@ from engine.board import Position
 from engine.params import MATE_BOUND
 from engine.search import Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget
-from tools.match.openings import random_opening
+from tools.common.openings import random_opening
 
 HASH_MB = 8
 UNLIMITED = TimeBudget(None, None)

@@ -42,7 +42,7 @@ import chess.engine
 import chess.pgn
 import chess.variant
 
-from tools.match.engines import (
+from tools.common.engines import (
     ENGINE_ALIASES,
     PROTOCOLS,
     EngineSpec,
@@ -51,7 +51,8 @@ from tools.match.engines import (
     make_spec,
     open_engine,
 )
-from tools.match.openings import Opening, load_openings
+from tools.common.openings import Opening, load_openings
+from tools.common.signals import sigterm_as_interrupt
 from tools.match.sprt import ELO_MODELS, SprtSpec, llr, pair_index
 
 WAKE_S = 0.5  # the longest a signal waits for the main thread while games run
@@ -602,13 +603,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sprt is not None:
         print(sprt_report(tally, sprt), flush=True)
     return STOPPED_EXIT if tally.stopped else 0
-
-
-def sigterm_as_interrupt(signum: int, frame: object) -> None:
-    """SIGTERM as Ctrl-C, once: ``timeout`` signals the process and then its whole process
-    group, and a second SIGTERM would cut the clean-up (and the summary) short."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ def play_game(rng: random.Random, nodes: int, random_plies: int,
     """One self-play game (with the net of ``eval_file``, or the hand-written evaluation when
     it is empty): its kept positions as records, and how many."""
     from engine.nnue import net_for  # in the worker: the engine is imported there, not here
-    from tools.nnue import selfplay
+    from tools.common import selfplay
 
     net = net_for(eval_file) if eval_file else None  # read once per process
     kept, result = selfplay.play_game(rng, nodes, random_plies, net)
@@ -237,8 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             or args.games < 0:
         raise SystemExit("--nodes and --jobs must be positive; --random-plies, --positions "
                          "and --games at least 0")
-    from tools.match.engines import REPO_DIR
-    from tools.match.match import sigterm_as_interrupt
+    from tools.common.engines import REPO_DIR
+    from tools.common.signals import sigterm_as_interrupt
 
     out = args.out.resolve()
     if out.is_relative_to(REPO_DIR):

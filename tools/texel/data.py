@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.search import warm_up
-from tools.match.engines import REPO_DIR
-from tools.nnue import selfplay
+from tools.common import selfplay
+from tools.common.engines import REPO_DIR
 
 RESULT_LABEL = {"1-0": "1.0", "0-1": "0.0", "1/2-1/2": "0.5"}
 

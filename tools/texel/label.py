@@ -20,7 +20,7 @@ from pathlib import Path
 import chess
 import chess.engine
 
-from tools.match.engines import REPO_DIR, resolve_engine
+from tools.common.engines import REPO_DIR, resolve_engine
 from tools.texel.tune import load
 
 MATE_CP = 100_000

@@ -1,7 +1,7 @@
 """The opening positions of a match: built-in balanced lines, or a FEN/EPD book file.
 
 Every game of a match starts from one of them (``tools.match``), and the self-play data
-generators (``tools.nnue.selfplay``) start from a built-in line plus random plies.
+generators (``tools.common.selfplay``) start from a built-in line plus random plies.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from engine.board import Position
 from engine.nnue import Net
 from engine.search import Iteration, Searcher
 from engine.timeman import GoLimits, TimeBudget
-from tools.match.openings import random_opening
+from tools.common.openings import random_opening
 
 SKIP_PLIES = 8  # the first plies after the opening are not sampled (still book-like)
 WIN_CP = 1000  # scores beyond this for WIN_PLIES plies in a row: the game is adjudicated won
