@@ -225,3 +225,15 @@ def test_game_records_give_rescored_positions_once(tmp_path: Path,
     assert from_pgn.main([str(pgn), "--dir", str(data), "--nodes", "100"]) == 0
     assert ledger.read_ledger(data)[-1]["added"] == 0
     assert "'imported before': 1" in capsys.readouterr().out
+
+
+def test_describe_tells_the_sources_apart(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _write_run(tmp_path, "r1", [_game(1, 30)], 1 << 20)
+    writer = shards.ShardWriter(tmp_path, "r2-pgn", {**META, "run": "r2", "source": "pgn"})
+    writer.add(encode(chess.Board("8/8/4k3/8/8/4K3/4P3/8 w - - 0 1"), 700, 2))
+    writer.close()
+    assert factory.main(["describe", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "pgn: 1 positions; pieces mean 3.0" in out and "selfplay: 30 positions" in out
+    assert "600-3000 cp 100.0%" in out

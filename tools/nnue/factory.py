@@ -337,13 +337,52 @@ def status(args: argparse.Namespace) -> int:
     return 1 if check.mismatches else 0
 
 
+PHASE_EDGES = (2, 11, 21, 33)  # pieces on the board (kings and pawns too): ending, middle, opening
+BALANCE_EDGES_CP = (0, 50, 200, 600, 3001)  # |score|: level, an edge, a clear advantage, won
+
+
+def describe(args: argparse.Namespace) -> int:
+    """How the positions of each source differ: phase (pieces on the board) and balance
+    (|score|, the side to move's, in the net's centipawns), and results."""
+    import numpy as np
+
+    directory = args.dir.expanduser().resolve()
+    found = ledger.scan(directory)
+    for message in found.bad:
+        print(f"refused: {message}")
+    by_source: dict[str, list[Any]] = {}
+    for shard in found.good:
+        by_source.setdefault(str(shard.meta.get("source", "?")), []).append(shard.records)
+    for source, parts in sorted(by_source.items()):
+        records = np.concatenate(parts)
+        occupancy = records["occupancy"].astype("<u8").view(np.uint8)
+        count = np.unpackbits(occupancy).reshape(len(records), 64).sum(axis=1)
+        score = np.abs(records["score"].astype(np.int64))
+        phase = np.histogram(count, PHASE_EDGES)[0] / len(records)
+        balance = np.histogram(score, BALANCE_EDGES_CP)[0] / len(records)
+        results = np.bincount(records["result"], minlength=3) / len(records)
+        print(f"{source}: {len(records)} positions; pieces mean {count.mean():.1f}, "
+              f"median {np.median(count):.0f}; |score| median {np.median(score):.0f} cp, "
+              f"mean {score.mean():.0f} cp")
+        print("  phase    " + ", ".join(f"{lo}-{hi - 1} pieces {share:.1%}" for lo, hi, share
+                                        in zip(PHASE_EDGES, PHASE_EDGES[1:], phase, strict=False)))
+        print("  balance  " + ", ".join(f"{lo}-{hi - 1} cp {share:.1%}" for lo, hi, share
+                                        in zip(BALANCE_EDGES_CP, BALANCE_EDGES_CP[1:],
+                                               balance, strict=False)))
+        print(f"  results  white wins {results[2]:.1%}, draws {results[1]:.1%}, "
+              f"black wins {results[0]:.1%}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.nnue.factory", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     run_parser = commands.add_parser("run", help="generate into the directory")
     status_parser = commands.add_parser("status", help="totals, and mismatches with the ledger")
-    for sub in (run_parser, status_parser):
+    describe_parser = commands.add_parser(
+        "describe", help="phase and balance of the positions, by source (selfplay, pgn)")
+    for sub in (run_parser, status_parser, describe_parser):
         sub.add_argument("--dir", type=Path, default=DEFAULT_DIR,
                          help=f"the data directory (default {DEFAULT_DIR})")
     run_parser.add_argument("--jobs", type=int, default=1, help="processes, one per core")
@@ -361,6 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "status":
         return status(args)
+    if args.command == "describe":
+        return describe(args)
     if args.jobs < 1 or args.nodes < 1 or args.random_plies < 0 or args.seconds < 0 \
             or args.games < 0:
         raise SystemExit("--jobs and --nodes must be positive; --random-plies, --seconds and "
