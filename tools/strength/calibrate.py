@@ -57,8 +57,9 @@ WITHIN_ELO = 70.0
 CPLOSS_POSITIONS = None  # --cploss measures every position of the set unless told fewer
 # One game per core.  The limited engines' moves hardly depend on their CPU time, but their
 # clocks do: Stockfish searches on after its Skill move is chosen and spends its clock as at
-# full strength, so more games than cores lose on time (10 games of Stockfish 1400 against
-# 1600 at 4 games on 2 busy cores: 8 time forfeits).
+# full strength, so a starved engine loses on time.  Stockfish 1400 against 1600, nice'd on
+# 2 cores that other jobs kept at a load of 10: 8 of 10 games lost on time at 4 games at
+# once, 3 of 4 at 2 (between plies 28 and 56).  The calibration wants an idle machine.
 CONCURRENCY = os.cpu_count() or 1
 MAX_PLIES = 400
 # No adjudication but the move limit.  tools.match adjudicates a win when the engines' own
@@ -274,7 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     forfeits = sum(row.time_losses for row in rows)
     if forfeits:
         lines.append(f"\n{forfeits} games lost on time: a level's score then measures the "
-                     "machine's load too; rerun with fewer games at once (--concurrency)")
+                     "machine's load too; rerun on an idle machine, not under nice, or with "
+                     "fewer games at once (--concurrency)")
     text = "\n".join([*header, "", *lines])
     print("\n" + "\n".join(lines), flush=True)
     if args.out is not None:

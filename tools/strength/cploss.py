@@ -50,6 +50,7 @@ REFERENCE_DEPTH = 12
 REFERENCE_HASH_MB = 16
 DEFAULT_CLOCK = "8000+100"  # wtime/btime + winc/binc in ms: 10 s + 0.1 s, a few moves in
 Z_95 = 1.959964
+LOAD_TIMEOUT_S = 1800.0
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kibitz" \
     / "strength-reference.json"
 FULL = "full"
@@ -247,7 +248,10 @@ def play_positions(spec: EngineSpec, level: Level,
     try:
         if level.options:
             engine.configure(dict(level.options))
-        engine.ping()  # loading (numba's compile) is not charged to the first move
+        # loading is not charged to the first move, and may take minutes (numba compiles
+        # Kibitz's engine after a change to it, slower still on a busy machine)
+        engine.timeout = LOAD_TIMEOUT_S
+        engine.ping()
         for name, board in positions:
             started = time.monotonic()
             result = engine.play(board, limit, game=object())
