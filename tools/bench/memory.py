@@ -36,7 +36,7 @@ from bot.engines.pool import SEARCH_INFO
 from bot.game.metrics import Metrics
 from bot.lichess.client import ClientTimings
 from bot.ops.config import Config
-from tools.bench.bot import start_sandbox
+from tools.bench.session import start_sandbox
 
 SAMPLES = 3  # Pss samples per measurement, a second apart; the median is reported
 SAMPLE_GAP_S = 1.0

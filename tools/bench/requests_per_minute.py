@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bot.app import run_bot
 from bot.game.metrics import Metrics
-from tools.bench.bot import engine_command, session_config
+from tools.bench.session import engine_command, session_config
 
 BOT = "kibitz"
 SAMPLE_S = 0.5  # how often the sandbox's rolling minute is read

@@ -30,7 +30,7 @@ def test_the_latest_games_are_those_still_in_the_window() -> None:
 
 
 def test_the_benchmark_shares_exactly_the_games_asked_among_its_opponents() -> None:
-    from tools.bench.bot import quotas
+    from tools.bench.session import quotas
 
     assert quotas(16, 8) == [2] * 8
     assert quotas(300, 8) == [38] * 4 + [37] * 4 and sum(quotas(300, 8)) == 300
