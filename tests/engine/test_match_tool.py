@@ -25,23 +25,21 @@ from tools.common.engines import (
     resolve_engine,
 )
 from tools.common.openings import Opening, load_openings
-from tools.common.signals import sigterm_as_interrupt
-from tools.match.match import (
+from tools.common.referee import (
     GameResult,
     MatchConfig,
     Seat,
     _adjudicate,
     elo_estimate,
-    main,
     parse_option,
     parse_time_control,
     parse_variant,
     play_game,
-    report,
     run_match,
-    sprt_report,
 )
-from tools.match.sprt import SprtSpec, llr, pair_index
+from tools.common.signals import sigterm_as_interrupt
+from tools.common.sprt import SprtSpec, llr, pair_index
+from tools.match.match import main, report, sprt_report
 
 CONFIG = MatchConfig(10, 0.1, win_cp=1000, win_plies=4, draw_cp=10, draw_plies=4,
                      draw_min_ply=20, max_plies=400)

@@ -8,7 +8,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from tools.match.match import _adjudicate
+from tools.common.referee import _adjudicate
 from tools.strength import calibrate
 from tools.strength.cploss import Summary
 

@@ -13,7 +13,7 @@ import pytest
 
 from tools.common.engines import EngineSpec
 from tools.common.openings import load_openings
-from tools.match.match import MatchConfig, Seat, play_game
+from tools.common.referee import MatchConfig, Seat, play_game
 
 KIBITZ = [sys.executable, "-m", "engine"]
 

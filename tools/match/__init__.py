@@ -1,2 +1,2 @@
-"""Matches between engines: the match command line, the opening-book maker, SPRT (the engines
-and openings it plays are in tools.common)."""
+"""Matches between engines: the match command line, the opening-book maker, SPRT pooling (the
+engines, openings, referee and SPRT it uses are in tools.common)."""

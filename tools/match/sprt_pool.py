@@ -18,8 +18,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tools.match.match import Tally, elo_estimate
-from tools.match.sprt import ELO_MODELS, SprtSpec, llr
+from tools.common.referee import Tally, elo_estimate
+from tools.common.sprt import ELO_MODELS, SprtSpec, llr
 
 # a game line of tools.match: "game  12 Ruy Lopez  kibitz black: 0-1  (checkmate)  score ..."
 GAME_LINE = re.compile(r"^game\s+(\d+)\s.*\s(white|black): (1-0|0-1|1/2-1/2)\s")
