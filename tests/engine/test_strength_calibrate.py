@@ -55,6 +55,9 @@ def test_the_table_has_a_row_per_level_with_its_interval_and_time_losses() -> No
     second = _cells(lines[3])
     assert second[2:9] == ["10", "10/0/0", "100.0%", "+inf", "+0", "no", "0"]
     assert second[9:] == ["-", "-"]
+    # three wins of four: an interval unbounded above, not a clamped +2400
+    few = _cells(calibrate.table([calibrate.Row("1400", "x", 3, 0, 1, 0.0)]).splitlines()[2])
+    assert few[5].startswith("+191 (") and few[5].endswith(" .. +inf)")
 
 
 def test_calibration_games_are_never_adjudicated_on_the_engines_scores() -> None:

@@ -124,8 +124,15 @@ def row_of(level: str, opponent: str, tally: Tally, target_elo: float,
                sum(tally.time_losses.values()), cp)
 
 
+# tools.match's logistic Elo clamps a score of 0 or 1 to +-2400: an interval that reaches
+# past either end of the score is unbounded on that side.
+UNBOUNDED_ELO = 2000.0
+
+
 def _signed(elo: float) -> str:
-    """'+12', '-40', and '+0' for a -0.4 (no '-0')."""
+    """'+12', '-40', '+0' for a -0.4 (no '-0'), and '+inf' past UNBOUNDED_ELO."""
+    if abs(elo) >= UNBOUNDED_ELO:
+        return "+inf" if elo > 0 else "-inf"
     rounded = round(elo)
     return f"{rounded:+d}"
 
