@@ -1,0 +1,58 @@
+"""The manual's links stay true: every `[text](#anchor)` names a heading of its own file, and
+every relative link names a file that exists (and the heading it names there)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6} (.+?)\s*$", re.MULTILINE)
+FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+
+
+def slug(heading: str) -> str:
+    """The anchor a heading gets on GitHub: lower case, punctuation dropped, spaces to '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def headings(text: str) -> list[str]:
+    return HEADING.findall(FENCE.sub("", text))
+
+
+def broken_links(path: Path) -> list[str]:
+    """Each link of a Markdown file that leads nowhere."""
+    text = path.read_text()
+    anchors = {slug(heading) for heading in headings(text)}
+    broken = []
+    for target in LINK.findall(FENCE.sub("", text)):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        file_part, _, anchor = target.partition("#")
+        linked = (path.parent / file_part) if file_part else path
+        if file_part and not linked.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and linked.suffix == ".md" and anchor not in {
+                slug(h) for h in headings(linked.read_text())} | (anchors if not file_part
+                                                                   else set()):
+            broken.append(f"{target}: no such heading")
+    return broken
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+def test_every_link_leads_somewhere(path: Path) -> None:
+    assert not broken_links(path)
+
+
+def test_a_broken_link_is_caught(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\n## The part\n\nSee [it](#the-part), [gone](#no-part), "
+                    "[other](other.md) and [far](other.md#x).\n\n```\n## not a heading\n```\n")
+    (tmp_path / "other.md").write_text("# Other\n\n## X\n")
+    assert broken_links(page) == ["#no-part: no such heading"]
+    page.write_text("[a](missing.md) [b](#not-a-heading)\n```\n## not a heading\n```\n")
+    assert broken_links(page) == ["missing.md: no such file", "#not-a-heading: no such heading"]
