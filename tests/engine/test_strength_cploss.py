@@ -133,3 +133,14 @@ def test_the_command_line_prints_a_row_per_level(tmp_path: Path,
     assert float(cells[2].split()[0]) >= cploss.BLUNDER_CP
     assert cells[3].startswith("100.0%")
     assert row in out.read_text()
+
+
+def test_an_engine_without_the_level_s_options_is_refused_by_name() -> None:
+    # the first-move engine declares no option at all: no level can be set on it
+    with pytest.raises(SystemExit, match="declares no UCI option UCI_LimitStrength, UCI_Elo"):
+        cploss.play_positions(make_spec(FIRST_MOVE, "first", None, [], False),
+                              cploss.elo_level("1400"), _positions(),
+                              chess.engine.Limit(depth=1))
+    with pytest.raises(SystemExit, match="declares no UCI option Skill Level"):
+        cploss.check_options(make_spec(FIRST_MOVE, "first", None, [("Skill Level", "0")],
+                                        False))

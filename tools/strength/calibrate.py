@@ -173,6 +173,9 @@ def play(engine: EngineSpec, opponent: EngineSpec, args: argparse.Namespace,
          log: TextIO) -> Tally:
     for spec in (engine, opponent):
         check_installed(spec)
+        # an undeclared option would lose every game as an engine failure, or (ignored) play
+        # the level at full strength
+        cploss.check_options(spec)
     print(f"{engine.name} vs {opponent.name}: {args.games} games at {args.tc}, "
           f"concurrency {args.concurrency}", file=log, flush=True)
     openings = load_openings(args.openings)

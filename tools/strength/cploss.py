@@ -28,6 +28,7 @@ The hash is cleared before every reference search (a new game), so each score de
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -238,6 +239,24 @@ class Played:
     move_s: float
 
 
+def missing_options(engine: chess.engine.SimpleEngine, names: Sequence[str]) -> list[str]:
+    return [name for name in names if name not in engine.options]
+
+
+def check_options(spec: EngineSpec, names: Sequence[str] = ()) -> None:
+    """Refuse, by name, an engine that does not declare an option it is to be given (its
+    ``spec.options`` and ``names``): a UCI engine would ignore it and play at full strength."""
+    engine = open_engine(dataclasses.replace(spec, options={}))
+    try:
+        engine.timeout = LOAD_TIMEOUT_S
+        missing = missing_options(engine, [*spec.options, *names])
+    finally:
+        engine.quit()
+    if missing:
+        raise SystemExit(f"engine {spec.name!r} declares no UCI option "
+                         f"{', '.join(missing)}: it cannot be set to that level")
+
+
 def play_positions(spec: EngineSpec, level: Level,
                    positions: Sequence[tuple[str, chess.Board]],
                    limit: chess.engine.Limit) -> list[tuple[str, chess.Board, chess.Move, float]]:
@@ -246,6 +265,10 @@ def play_positions(spec: EngineSpec, level: Level,
     engine = open_engine(spec)
     moves: list[tuple[str, chess.Board, chess.Move, float]] = []
     try:
+        missing = missing_options(engine, list(level.options))
+        if missing:
+            raise SystemExit(f"engine {spec.name!r} declares no UCI option "
+                             f"{', '.join(missing)}: it cannot play level {level.label}")
         if level.options:
             engine.configure(dict(level.options))
         # loading is not charged to the first move, and may take minutes (numba compiles
