@@ -78,9 +78,12 @@ def test_calibration_games_are_never_adjudicated_on_the_engines_scores() -> None
 def test_a_short_run_prints_its_table(tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "calibration.md"
-    # Stockfish calibrated against itself: two short games cut at 20 plies
+    # Stockfish calibrated against itself: two short games cut at 20 plies, and its centipawn
+    # loss over two positions of the set
     assert calibrate.main(["--engine", "stockfish", "--levels", "1400", "--games", "2",
                            "--tc", "1+0.01", "--max-plies", "20", "--concurrency", "2",
+                           "--cploss", "--cploss-positions", "2",
+                           "--cache", str(tmp_path / "reference.json"),
                            "--quiet", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     row = next(line for line in printed.splitlines() if line.startswith("| 1400 |"))
@@ -88,4 +91,6 @@ def test_a_short_run_prints_its_table(tmp_path: Path,
     assert cells[1] == "stockfish 1400" and cells[2] == "2"
     wins, draws, losses = (int(n) for n in cells[3].split("/"))
     assert wins + draws + losses == 2
+    mean_cp, margin_cp = (float(x) for x in cells[9].split(" ± "))
+    assert mean_cp >= 0 and margin_cp >= 0 and cells[10].endswith("%")
     assert row in out.read_text()
