@@ -1,2 +1,4 @@
-"""Who the bot plays: the challenge rules (pure functions), what it knows of its opponents,
-online block lists, and matchmaking (challenging other bots when idle)."""
+"""Who the bot plays: a challenge's terms (`terms`) and the whole judgement (`judging`), both
+pure functions; the real-time slots and their one busy rule (`slots`); the queue of incoming
+challenges (`queue`); what the bot knows of its opponents (`opponents`); online block lists
+(`blocklists`); and matchmaking, challenging other bots when idle (`matchmaking`)."""

@@ -29,8 +29,8 @@ from typing import Any, Final
 
 import aiohttp
 
+from bot.challenges.judging import perf_of
 from bot.challenges.opponents import OpponentBook, ratelimit_of, ratings_from_account
-from bot.challenges.policy import perf_of
 from bot.lichess.client import (
     BOT_DAY_KEY,
     AuthError,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from bot.challenges.policy import Situation
+from bot.challenges.judging import Situation
 from bot.lichess.client import BOT_DAY_KEY, AuthError, Lichess, LichessError, RateLimited
 from bot.ops.statefile import load_state, number, save_state
 

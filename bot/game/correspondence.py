@@ -1,11 +1,11 @@
 """Correspondence games (days per move): visit, think, move, leave.
 
-A correspondence game never holds a real-time slot. The desk learns where it is our turn
+A correspondence game never holds a real-time slot. The visitor learns where it is our turn
 from `GET /api/account/playing` (every `checkin_interval_s`, and whenever the event stream
 mentions a correspondence game), then visits those games one at a time, the one closest to
 its deadline first. A visit is a `Game` in visit mode: it opens the game stream, thinks for
 `think_s`, sends the move and leaves once the move is echoed (or at once when it is not our
-turn). After a restart the desk simply checks in again: nothing is lost. A game that ends
+turn). After a restart the visitor simply checks in again: nothing is lost. A game that ends
 between visits (the opponent resigns, say) is recorded on its gameFinish, once the visit
 under way is over, unless a visit saw it end.
 """
@@ -70,7 +70,7 @@ def our_turns(playing: Any) -> list[Waiting]:
     return sorted(waiting, key=lambda w: w.seconds_left)
 
 
-class CorrespondenceDesk:
+class CorrespondenceVisitor:
     """Visits correspondence games when it is our turn; one per bot."""
 
     def __init__(self, config: CorrespondenceConfig, client: Lichess,

@@ -19,10 +19,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import chess
 
+from bot.engines.choice import EngineChoice
 from bot.engines.pool import EngineFailure, EnginePool
 from bot.engines.searchline import SearchLine
 from bot.game import chat
@@ -70,14 +71,6 @@ CHAT_KEPT: Final = 20  # the latest chat lines of a game, for the status page
 ALARM_INTERVAL_S: Final = 0.25  # how often the alarms look at the game
 FINISHED: Final = "finished"  # the reason of a game that ended on the board or by the server
 BOT_TITLE: Final = "BOT"  # gameFull's title of a bot player
-
-
-class EngineChoice(NamedTuple):
-    """The engine a game plays on, chosen at its gameFull."""
-
-    label: str  # the configured engine's name ("" when only one is configured)
-    pool: EnginePool
-    config: Config  # the bot's configuration with that engine's settings
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,2 +1,4 @@
-"""Talking to Lichess: the HTTP client (every Lichess path lives there), its error types, the
-typed records of what the streams send, and the one-shot account calls of the command line."""
+"""Talking to Lichess: the running bot's HTTP client (`client`: every path it uses, its error
+types, one request budget), the typed records of what the streams send (`events`), the
+variants (`variants`), and the account (`account`: the one rule for whether a token may
+play, and the command line's one-shot calls through berserk)."""

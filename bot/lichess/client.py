@@ -1,6 +1,8 @@
 """Our Lichess client on aiohttp: one session, bearer token, ndjson streams, errors classified once.
 
-Every Lichess path the bot uses is written here, behind a typed method.
+Every Lichess path the running bot uses is written here, behind a typed method; what an
+answer about the account means is read in bot.lichess.account, which also holds the command
+line's one-shot calls (through berserk).
 
 Error classes (decided in `classify`, for commands and streams alike):
 - 401/403: `AuthError`, fatal for the whole bot.
@@ -585,30 +587,24 @@ class Lichess:
     # --- account ------------------------------------------------------------------------------
 
     async def account(self) -> dict[str, Any]:
+        """`GET /api/account`, as sent (read by bot.lichess.account and the opponents' book)."""
         data = await self.request("GET", "/api/account", kind="account")
         if not isinstance(data, dict):
             raise LichessError("/api/account did not return an object")
         return data
 
-    async def token_scopes(self) -> set[str] | None:
-        """The token's scopes by `POST /api/token/test`; None if the server lacks that endpoint."""
+    async def token_test(self) -> dict[str, Any] | None:
+        """`POST /api/token/test` for our token, as sent (read by bot.lichess.account);
+        None if the server lacks that endpoint."""
         try:
-            data = await self.request(
-                "POST", "/api/token/test", kind="token", data=self._token
-            )
+            data = await self.request("POST", "/api/token/test", kind="token", data=self._token)
         except RequestError as exc:
             if exc.status == 404:
                 return None
             raise
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             raise LichessError("/api/token/test did not return an object")
-        info = data.get(self._token)
-        if info is None:
-            raise AuthError(401, "the token is unknown or expired")
-        if not isinstance(info, Mapping):
-            raise LichessError("/api/token/test: unexpected entry for the token")
-        scopes = info.get("scopes", "")
-        return {s.strip() for s in str(scopes).split(",") if s.strip()}
+        return data
 
     # --- challenges ---------------------------------------------------------------------------
 

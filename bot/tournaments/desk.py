@@ -103,25 +103,17 @@ class ArenaDesk:
     # --- what the bot asks -----------------------------------------------------------------
 
     def running(self) -> list[ArenaState]:
-        """Arenas we are in that may still pair us (running, pairings not closed)."""
+        """Arenas we are in that may still pair us (running, pairings not closed): the slots
+        kept for their pairings and the pause of matchmaking follow from this
+        (bot.challenges.slots)."""
         return [s for s in self.arenas.values()
                 if s.joined and not s.withdrawn and s.view is not None and s.view.running
                 and not s.view.pairings_closed]
-
-    def reserved_slots(self, arena_games: int) -> int:
-        """Game slots to keep free for arena pairings: `slots` while one of our arenas runs,
-        less the arena games already being played."""
-        if not self.running():
-            return 0
-        return max(0, self.config.slots - arena_games)
 
     def summaries(self) -> list[dict[str, Any]]:
         """Every arena we know of, as the status page shows it (name, status, rank, score,
         games, time to start or finish, the last refusal)."""
         return [state.summary() for state in self.arenas.values()]
-
-    def pauses_matchmaking(self) -> bool:
-        return self.config.pause_matchmaking and bool(self.running())
 
     def status_lines(self) -> list[str]:
         """One line per arena we are in: name, rank, score, games, time left; and what

@@ -113,10 +113,10 @@ async def test_a_challenge_gone_offline_while_queued_is_declined_not_accepted(
     with no event and can still be accepted, starting a game nobody plays. A challenge that
     waited in the queue (every one here: the age limit is 0) is accepted only while its
     challenger is online (`GET /api/users/status`): the first one's challenger is."""
-    import bot.app
+    import bot.challenges.queue
 
     quiet_logs()
-    monkeypatch.setattr(bot.app, "STALE_CHALLENGE_S", 0.0, raising=False)
+    monkeypatch.setattr(bot.challenges.queue, "STALE_CHALLENGE_S", 0.0)
     async with SandboxServer(keepalive_s=0.5, challenge_expiry_s=0.3) as server:
         for name in ("person", "ghost"):
             server.add_account(name, bot=False)
@@ -138,10 +138,10 @@ async def test_a_bot_play_token_answers_queued_challenges_and_a_rematch(
     has no stored challenge at all (apiAccept `tryRematch`). A busy bot with such a token
     still answers every challenge: one queued past the stale age (0 here) whose challenger
     is still there, and a rematch offer, are both accepted."""
-    import bot.app
+    import bot.challenges.queue
 
     quiet_logs()
-    monkeypatch.setattr(bot.app, "STALE_CHALLENGE_S", 0.0, raising=False)
+    monkeypatch.setattr(bot.challenges.queue, "STALE_CHALLENGE_S", 0.0)
     async with SandboxServer(keepalive_s=0.5) as server:
         for name in ("person", "waiter"):
             server.add_account(name, bot=False)

@@ -176,7 +176,7 @@ async def test_an_arena_opponent_never_met_gets_the_engine_its_title_picks(
     an opponent it has never met, the `bot` rules pick the engine at gameFull, with no
     lookup (`/api/users/status`) to wait for before the game starts."""
     quiet_logs()
-    caplog.set_level(logging.INFO, logger="bot.app")
+    caplog.set_level(logging.INFO, logger="bot.engines.choice")
     lookups: list[str] = []
     users_status = Api.users_status
 

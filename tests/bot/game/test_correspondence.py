@@ -16,7 +16,7 @@ import chess.pgn
 
 from bot.engines.pool import EnginePool, EngineSpec
 from bot.game.conduct import TakebackLedger
-from bot.game.correspondence import CorrespondenceDesk, Waiting, our_turns
+from bot.game.correspondence import CorrespondenceVisitor, Waiting, our_turns
 from bot.game.game import Game, Me
 from bot.game.hooks import GameHooks
 from bot.game.metrics import Metrics, ThinkingLoad
@@ -77,21 +77,21 @@ class Recorder:
             raise RuntimeError("a visit that breaks")
 
 
-async def test_the_desk_visits_games_closest_to_their_deadline_first() -> None:
+async def test_the_visitor_visits_games_closest_to_their_deadline_first() -> None:
     async with SandboxServer(keepalive_s=0.5) as server:
         token = server.add_account(BOT, bot=True)
         server.add_account("pal", bot=False)
         slow = await server.pair(BOT, "pal", None, None, days=7)
         fast = await server.pair(BOT, "pal", None, None, days=1)
         await server.pair("pal", BOT, None, None, days=1)  # their move: not visited
-        await server.pair(BOT, "pal", 180, 2)  # a real-time game: not the desk's
+        await server.pair(BOT, "pal", 180, 2)  # a real-time game: not the visitor's
         visited: list[str] = []
         stop = asyncio.Event()
         async with Lichess(server.url, token) as client:
-            desk = CorrespondenceDesk(
+            visitor = CorrespondenceVisitor(
                 CorrespondenceConfig(think_s=1, checkin_interval_s=60), client,
                 lambda game_id, _think_s: Recorder(game_id, visited, stop, fast, 2), stop)
-            await asyncio.wait_for(desk.run(), GUARD_S)
+            await asyncio.wait_for(visitor.run(), GUARD_S)
         assert visited == [fast, slow]  # the broken visit did not stop the next one
 
 
@@ -110,7 +110,7 @@ def finish_info(game_id: str) -> GameInfo:
                     opponent_id="pal", opponent_name="Pal", winner="white")
 
 
-async def test_the_desk_records_each_end_no_visit_saw_once() -> None:
+async def test_the_visitor_records_each_end_no_visit_saw_once() -> None:
     recorded: list[str] = []
 
     async def record(info: GameInfo) -> None:
@@ -119,13 +119,13 @@ async def test_the_desk_records_each_end_no_visit_saw_once() -> None:
             raise OSError("disk full")
 
     async with Lichess("http://127.0.0.1:9", "token") as client:  # never called
-        desk = CorrespondenceDesk(CorrespondenceConfig(think_s=1), client,
+        visitor = CorrespondenceVisitor(CorrespondenceConfig(think_s=1), client,
                                   lambda _game_id, _think_s: Ending(), asyncio.Event(),
                                   finished_unwatched=record)
-        await desk.visit(Waiting("seen", 60.0, "Pal"))
+        await visitor.visit(Waiting("seen", 60.0, "Pal"))
         for game_id in ("seen", "broken", "away", "away"):
-            desk.on_game_finish(finish_info(game_id))
-        await desk.record_finished()  # a failing record is logged, the rest go on
+            visitor.on_game_finish(finish_info(game_id))
+        await visitor.record_finished()  # a failing record is logged, the rest go on
     assert recorded == ["broken", "away"]
 
 

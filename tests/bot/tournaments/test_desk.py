@@ -9,6 +9,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from bot.challenges.slots import Slots
 from bot.lichess.client import Lichess
 from bot.lichess.events import GameInfo
 from bot.ops.config import ArenaEntry, TournamentsConfig
@@ -42,8 +43,13 @@ async def test_join_by_command_keep_a_slot_and_leave_on_request(
                     await wait_for(lambda: desk.arenas[private].done)
                     # Joined, then looked at again: our rank and score are read.
                     await wait_for(lambda: "rank 1/1" in "".join(desk.status_lines()))
-                    assert (desk.reserved_slots(0), desk.reserved_slots(1)) == (1, 0)
-                    assert desk.pauses_matchmaking()
+                    playing: list[GameInfo | None] = []
+                    slots = Slots(4, desk, playing=lambda: playing, waiting=tuple,
+                                  pending=lambda: 0)
+                    assert (slots.reserved(), slots.challenge_limit()) == (1, 3)
+                    playing.append(_finished("arena1", "started", None))
+                    assert (slots.reserved(), slots.challenge_limit()) == (0, 4)
+                    assert slots.pauses_matchmaking()
                     assert desk.status_lines()[0].startswith(
                         f"arena Hourly ({running}): rank 1/1, 0 points, 0 games, 5:00 left")
                     control.submit(TournamentCommand("withdraw", running))

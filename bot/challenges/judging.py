@@ -1,20 +1,19 @@
-"""The finer challenge rules, as pure functions over a challenge and a snapshot of the bot.
+"""Judging a challenge: its terms (bot.challenges.terms), then the challenger against the
+bot's situation, as pure functions over a challenge and a snapshot of the bot; and the order
+the queue takes challenges in.
 
-`bot.challenges.rules.decide` judges what is asked for (variant, clock, mode, who). The rules here
-judge the challenger against the bot's situation: ratings, online block lists, how many
-games the bot plays against that opponent now and played recently, and the game slots kept
-for people. Each decline carries the most precise reason key Lichess offers: "later" when
-the same challenge may be accepted another time, "noBot" when bots are never accepted, and
-"generic" where no key fits (ratings, block lists). Bots get "later" as well once our
-daily bot-vs-bot games are used up.
+The situation: ratings, online block lists, how many games the bot plays against that
+opponent now and played recently, and the game slots kept for people. Each decline carries
+the most precise reason key Lichess offers: "later" when the same challenge may be accepted
+another time, "noBot" when bots are never accepted, and "generic" where no key fits
+(ratings, block lists). Bots get "later" as well once our daily bot-vs-bot games are used up.
 """
-
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from bot.challenges.rules import ACCEPT, DeclineReason, Verdict, decide
+from bot.challenges.terms import ACCEPT, DeclineReason, Verdict, decide
 from bot.lichess.events import Challenge
 from bot.lichess.variants import STANDARD_RULES
 from bot.ops.config import ChallengeConfig, QueueOrder

@@ -1,7 +1,9 @@
-"""Challenge policy: accept or decline (with Lichess's reason key), as pure functions.
+"""A challenge's terms: does the config accept what it asks for (who asks, variant, clock,
+mode, rules)? A pure function (`decide`) giving a Verdict: accept, or decline with
+Lichess's reason key.
 
-Concurrency is not decided here: a challenge the rules allow is queued by the app while all
-game slots are busy and taken in order when one frees.
+Who the challenger is against the bot's situation (ratings, block lists, games now) is
+judged in bot.challenges.judging; whether a slot is free, in bot.challenges.slots.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Challenge policy as pure functions over many challenge shapes."""
+"""A challenge's terms (bot.challenges.terms.decide) over many challenge shapes."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.challenges.rules import DeclineReason, decide, is_own_challenge
+from bot.challenges.terms import DeclineReason, decide, is_own_challenge
 from bot.lichess.events import Challenge, ChallengeUser, TimeControl, parse_challenge
 from bot.ops.config import SPEEDS, ChallengeConfig
 from tests.bot.challenges.builders import challenge, policy

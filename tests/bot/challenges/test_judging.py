@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.challenges.opponents import OpponentBook
-from bot.challenges.policy import (
+from bot.challenges.judging import (
     Situation,
     capacity_verdict,
     finer_verdict,
@@ -23,7 +22,8 @@ from bot.challenges.policy import (
     rating_verdict,
     sort_queue,
 )
-from bot.challenges.rules import DeclineReason
+from bot.challenges.opponents import OpponentBook
+from bot.challenges.terms import DeclineReason
 from bot.lichess.client import RateLimited, RequestError, Unavailable
 from bot.lichess.events import ChallengeUser, TimeControl
 from bot.ops.config import ChallengeConfig
