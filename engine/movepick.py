@@ -9,6 +9,7 @@ an early move never pays for sorting the rest.  A full-width node's captures are
 winning ones first and their SEE is settled only when one is about to be picked
 (``pick_next_settled``): a node that cuts off early never pays for the exchanges of the captures
 it does not reach, and the order comes out exactly as if every SEE had been computed up front.
+The histories read here are written at cutoffs by ``engine.history``.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def move_promotion(move: int) -> int:
 @njit_noalloc
 def cont_index(board: BoardArray, move: int) -> int:
     """The move's (piece, target square) index into continuation history, before it is made."""
-    return int((board[move_from(move)] & 15) * 64 + SQ64[move_to(move)])
+    return int(board[move_from(move)] & 15) * 64 + int(SQ64[move_to(move)])
 
 
 def new_cont_history() -> Int16Array:
@@ -110,7 +111,8 @@ def capture_key(board: BoardArray, move: int, capture_history: Int16Array) -> in
     """Ordering key of a capture or promotion: the victim (a promotion adds its piece) first,
     then its capture history, worth up to about two and a half pawns of victim."""
     victim = tactical_gain(board, move)
-    return int(victim * params.CAPTURE_VICTIM_WEIGHT + capture_history[capture_index(board, move)])
+    history = int(capture_history[capture_index(board, move)])
+    return int(victim * params.CAPTURE_VICTIM_WEIGHT + history)
 
 
 @njit_noalloc
@@ -221,7 +223,7 @@ def see(board: BoardArray, move: int, buf: Int64Array) -> int:
         sq = _least_valuable_attacker(board, to, side)
         if sq == 0:
             break
-        piece = board[sq]
+        piece = int(board[sq])  # sq * 16 + piece overflows int8 in plain Python
         if (piece & 7) == KING and _least_valuable_attacker(board, to, 1 - side) != 0:
             break  # the king may not capture into a defended square
         depth += 1
@@ -406,30 +408,3 @@ def quiet_history(
         + cont_history[prev1, idx]
         + cont_history[prev2, idx]
     )
-
-
-@njit_noalloc
-def _gravity(entry: int, bonus: int) -> int:
-    """History gravity: the entry moves towards +-HISTORY_MAX and never leaves that range."""
-    magnitude = bonus if bonus >= 0 else -bonus
-    return entry + bonus - entry * magnitude // params.HISTORY_MAX
-
-
-@njit_noalloc
-def update_history(history: Int32Array, side: int, move: int, bonus: int) -> None:
-    frm = move_from(move)
-    to = move_to(move)
-    history[side, frm, to] = _gravity(int(history[side, frm, to]), bonus)
-
-
-@njit_noalloc
-def update_capture_history(capture_history: Int16Array, idx: int, bonus: int) -> None:
-    capture_history[idx] = _gravity(int(capture_history[idx]), bonus)
-
-
-@njit_noalloc
-def update_continuation(cont_history: Int16Array, prev: int, idx: int, bonus: int) -> None:
-    """The same gravity for a continuation entry; the NO_CONT row stays zero."""
-    if prev == NO_CONT:
-        return
-    cont_history[prev, idx] = _gravity(int(cont_history[prev, idx]), bonus)

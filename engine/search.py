@@ -9,6 +9,10 @@ root move found so far, or the first legal one.
 
 Scores are centipawns from the side to move's view; a mate in ``n`` plies from the root is
 ``MATE - n`` (shorter mates score higher, and the mated side prefers the longest defence).
+
+Each thread's own arrays and the Lazy SMP pool are ``engine.threads``; what a cutoff teaches
+the move ordering is recorded by ``engine.history``; the records handed to the UCI side
+(``Iteration``, ``SearchResult``) are ``engine.info``.
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +39,6 @@ from engine.board import (
 )
 from engine.constants import (
     M_PLY,
-    MAX_MOVES,
     NULL_MOVE,
     S_HALFMOVE,
     S_MOVE,
@@ -54,15 +55,14 @@ from engine.constants import (
     StackArray,
 )
 from engine.evalcache import cached_evaluate, prefetch_entry
-from engine.evaluate import SCRATCH_SIZE, material_eval
+from engine.evaluate import material_eval
+from engine.history import update_at_cutoff
+from engine.info import Iteration as Iteration  # the self-play tools import it from here
+from engine.info import SearchResult
 from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
-    CAPTURE_HISTORY_SIZE,
-    CONT_SIZE,
     NO_CONT,
-    SEE_BUFFER_SIZE,
-    capture_index,
     cont_index,
     is_tactical,
     move_from,
@@ -75,9 +75,6 @@ from engine.movepick import (
     score_moves,
     see_at_least_zero,
     tactical_gain,
-    update_capture_history,
-    update_continuation,
-    update_history,
 )
 from engine.nnue import NM_ENABLED, Int16Array
 from engine.params import (
@@ -90,12 +87,9 @@ from engine.params import (
     DEFAULT_THREADS,
     DELTA_MARGIN_CP,
     DRAW_SCORE,
-    EVAL_CACHE_ENTRIES_LOG2,
     FOLLOW_UP_HISTORY_LIMIT,
     FUTILITY_MARGIN_CP,
     FUTILITY_MAX_DEPTH,
-    HISTORY_BONUS_MAX,
-    HISTORY_MULTIPLIER,
     IIR_MIN_DEPTH,
     INFINITE,
     LATE_MOVE_PRUNING_BASE,
@@ -123,25 +117,29 @@ from engine.params import (
     REVERSE_FUTILITY_MAX_DEPTH,
     SEE_PRUNING_MAX_DEPTH,
     SINGLE_MOVE_DEPTH,
-    SMP_SKIP_PHASE,
-    SMP_SKIP_SIZE,
     STOP_CHECK_NODES,
 )
 from engine.pvline import legal_prefix
+from engine.threads import (
+    I_GENERATION,
+    I_ITERATION,
+    I_NODE_LIMIT,
+    I_NODES,
+    I_ROOT_MOVES,
+    I_ROOT_ROW,
+    I_ROOT_UPDATED,
+    I_SELDEPTH,
+    I_STOPPED,
+    SearchTables,
+    ThreadLine,
+    ThreadPool,
+    WorkRecord,
+    chosen_line,
+    skips_depth,
+)
 from engine.timeman import GoLimits, IterationClock, TimeBudget
 from engine.variant import RESULT_DRAW, RESULT_NONE, RESULT_WIN, variant_result
 
-# info[] fields shared between the compiled search and its Python driver
-I_NODES = 0
-I_SELDEPTH = 1
-I_NODE_LIMIT = 2  # 0: no limit
-I_GENERATION = 3
-I_ITERATION = 4  # depth of the running iteration
-I_ROOT_ROW = 5  # stack row of the root position
-I_STOPPED = 6
-I_ROOT_MOVES = 7  # number of entries in root_moves (0: every legal move)
-I_ROOT_UPDATED = 8  # the root's best move was set during the running call
-INFO_SIZE = 16
 UCI_TEXT_CACHE_SIZE = 1 << 16  # more than the distinct moves of any game
 
 
@@ -401,11 +399,13 @@ def _negamax(
     eval_cache = work.eval_cache
     see_buf = work.see_buf
     root_moves = work.root_moves
+    # Step 1. Quiescence at the horizon: only captures (or evasions) settle the score.
     if depth <= 0:
         return _quiesce(
             board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
             ply, alpha, beta,
         )
+    # Step 2. Abort check: the stop flag or the node limit (every few nodes).
     pv_len[ply] = ply
     if _poll_stop(info, stop):
         return 0
@@ -414,6 +414,8 @@ def _negamax(
     root = ply == 0
     row = meta[M_PLY]
     pv_node = beta - alpha > 1
+    # Step 3. Early exits, never at the root (it must leave a move): the game's end by the
+    # variant's rule, draws, the ply limit, and mate distance pruning.
     if not root:
         # The variant's own end (third check, king on the hill) comes before every other rule.
         if stack[row, S_VARIANT] != VARIANT_CHESS:
@@ -432,14 +434,14 @@ def _negamax(
             beta = MATE - ply - 1
         if alpha >= beta:
             return alpha
+    # Step 4. Check extension: a checked side gets one more ply to find its way out.
     checked = in_check(board, stack, meta)
-    # Check extension: a checked side gets one more ply to find its way out.
     if checked:
         depth += 1
     key = keys[row]
     side = stack[row, S_SIDE]
 
-    # Transposition table probe: cutoffs in non-PV nodes; the best move for ordering always.
+    # Step 5. Transposition table probe: cutoffs in non-PV nodes; the best move for ordering always.
     hash_move = 0
     tt_score = 0
     tt_bound = tt.BOUND_NONE
@@ -459,7 +461,8 @@ def _negamax(
         ):
             return tt_score
 
-    # Static evaluation, sharpened by a TT bound that points the right way.
+    # Step 6. Static evaluation, sharpened by a TT bound that points the right way, and
+    # whether it improves on the one two plies up.
     if checked:
         static_eval = -INFINITE
         evals[ply] = -INFINITE
@@ -477,7 +480,7 @@ def _negamax(
             static_eval = tt_score
 
     if not pv_node and not checked and not root:
-        # Razoring: hopelessly below alpha near the leaves, only captures can save the node.
+        # Step 7. Razoring: hopelessly below alpha near the leaves, only captures can save the node.
         if depth <= RAZOR_MAX_DEPTH and static_eval + RAZOR_MARGIN_CP * depth < alpha:
             score = _quiesce(
                 board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
@@ -487,8 +490,9 @@ def _negamax(
                 return 0
             if score <= alpha:
                 return score
-        # Reverse futility pruning: far above beta at low depth, a quiet move will not drop it.
-        # Not on a mate score (from the table): a mate is proven by search, not by a margin.
+        # Step 8. Reverse futility pruning: far above beta at low depth, a quiet move will not
+        # drop it.  Not on a mate score (from the table): a mate is proven by search, not by a
+        # margin.
         if (
             depth <= REVERSE_FUTILITY_MAX_DEPTH
             and abs(beta) < MATE_BOUND
@@ -496,8 +500,8 @@ def _negamax(
             and static_eval - REVERSE_FUTILITY_MARGIN_CP * (depth - int(improving)) >= beta
         ):
             return static_eval
-        # Null-move pruning: if passing still fails high, a real move will too.  Not with only
-        # pawns (zugzwang), not twice in a row.
+        # Step 9. Null-move pruning: if passing still fails high, a real move will too.  Not
+        # with only pawns (zugzwang), not twice in a row.
         if (
             depth >= NULL_MOVE_MIN_DEPTH
             and static_eval >= beta
@@ -521,10 +525,12 @@ def _negamax(
             if score >= beta:
                 return beta if score >= MATE_BOUND else score
 
-    # Internal iterative reduction: without a hash move this node was never searched well.
+    # Step 10. Internal iterative reduction: without a hash move this node was never searched well.
     if depth >= IIR_MIN_DEPTH and hash_move == 0:
         depth -= 1
 
+    # Step 11. Generate and score the moves (hash move, captures, killers, counter move,
+    # histories), then search them best first.
     node_moves = moves[ply]
     node_scores = move_scores[ply]
     n = gen_moves(board, stack, meta, node_moves)
@@ -568,6 +574,8 @@ def _negamax(
         legal += 1
         quiet = not is_tactical(move)
         idx = cont_index(board, move)  # continuation index, read before the move is made
+        # Step 12. Move pruning before the move is made (late move, continuation history and
+        # SEE pruning), and futility pruning after it, once it is known not to give check.
         # Quiet moves may be pruned outside PV nodes and checks, once a move has a score.
         may_prune_quiet = (
             quiet
@@ -620,6 +628,8 @@ def _negamax(
             nnue.push(board, stack, meta, net16, net_meta, acc)
         if quiet:
             quiets_tried += 1
+        # Step 13. Search the move: the first with the full window, the others by late move
+        # reductions and principal variation search.
         new_depth = depth - 1
         if legal == 1:
             score = -_negamax(
@@ -660,6 +670,7 @@ def _negamax(
         unmake_move(board, stack, meta)
         if info[I_STOPPED] != 0:
             return 0
+        # Step 14. A better move: the PV, and at a beta cutoff the history heuristics.
         if score > best:
             best = score
             if score > alpha:
@@ -669,40 +680,17 @@ def _negamax(
                 if root:
                     info[I_ROOT_UPDATED] = 1
                 if score >= beta:
-                    bonus = HISTORY_MULTIPLIER * min(depth * depth, HISTORY_BONUS_MAX)
-                    if quiet:
-                        # Killers, history and the counter move of the opponent's last move.
-                        if move != killer1:
-                            killers[ply, 1] = killer1
-                            killers[ply, 0] = move
-                        update_history(history, side, move, bonus)
-                        update_continuation(cont_history, prev1, idx, bonus)
-                        update_continuation(cont_history, prev2, idx, bonus)
-                        if prev != 0 and prev != NULL_MOVE:
-                            counters[move_from(prev), move_to(prev)] = move
-                    else:
-                        update_capture_history(capture_history, capture_index(board, move), bonus)
-                    # A malus for the moves tried before that failed to cut: every capture in
-                    # its capture history, and after a quiet cutoff every quiet move in its
-                    # histories.
-                    for j in range(i):
-                        other = node_moves[j]
-                        if is_tactical(other):
-                            update_capture_history(
-                                capture_history, capture_index(board, other), -bonus
-                            )
-                        elif quiet:
-                            update_history(history, side, other, -bonus)
-                            other_idx = cont_index(board, other)
-                            update_continuation(cont_history, prev1, other_idx, -bonus)
-                            update_continuation(cont_history, prev2, other_idx, -bonus)
+                    update_at_cutoff(work, board, node_moves, i, ply, side, depth, prev,
+                                     prev1, prev2, idx)
                     break
+    # Step 15. Checkmate and stalemate: no legal move was searched.
     if legal == 0:
         if root_limit > 0 and root:
             return -INFINITE
         return -MATE + ply if checked else DRAW_SCORE
     if best == -INFINITE:  # every move was pruned
         return alpha
+    # Step 16. Store the result in the transposition table.
     if best >= beta:
         bound = tt.BOUND_LOWER
     elif best > original_alpha:
@@ -714,100 +702,6 @@ def _negamax(
         info[I_GENERATION],
     )
     return best
-
-
-def _work_dtype() -> np.dtype[np.void]:
-    """The record of one searcher's own arrays (``SearchTables``), in the order of use."""
-    plies = MAX_PLY + 1
-    return np.dtype(
-        [
-            ("moves", np.int32, (plies, MAX_MOVES)),
-            ("move_scores", np.int32, (plies, MAX_MOVES)),
-            ("killers", np.int32, (plies, 2)),
-            ("history", np.int32, (2, 128, 128)),
-            ("counters", np.int32, (128, 128)),
-            ("cont_history", np.int16, (CONT_SIZE + 1, CONT_SIZE)),
-            ("capture_history", np.int16, (CAPTURE_HISTORY_SIZE,)),
-            ("ply_moves", np.int32, (plies,)),  # continuation index of the move made at each ply
-            ("pv", np.int32, (plies, plies)),
-            ("pv_len", np.int32, (plies,)),
-            ("evals", np.int32, (plies,)),
-            ("info", np.int64, (INFO_SIZE,)),
-            ("scratch", np.int64, (SCRATCH_SIZE,)),
-            ("eval_cache", np.uint64, (1 << EVAL_CACHE_ENTRIES_LOG2,)),
-            ("see_buf", np.int64, (SEE_BUFFER_SIZE,)),
-            ("root_moves", np.int32, (MAX_MOVES,)),
-        ],
-        align=True,
-    )
-
-
-WORK_DTYPE = _work_dtype()
-
-
-class WorkRecord(Protocol):
-    """One element of a ``WORK_DTYPE`` array (a numpy record), as the compiled search reads
-    it: each field is an array viewed in place."""
-
-    moves: Int32Array
-    move_scores: Int32Array
-    killers: Int32Array
-    history: Int32Array
-    counters: Int32Array
-    cont_history: Int16Array
-    capture_history: Int16Array
-    ply_moves: Int32Array
-    pv: Int32Array
-    pv_len: Int32Array
-    evals: Int32Array
-    info: Int64Array
-    scratch: Int64Array
-    eval_cache: KeyArray
-    see_buf: Int64Array
-    root_moves: Int32Array
-
-
-class SearchTables:
-    """The mutable arrays of one searcher (ordering heuristics, PV, counters).
-
-    They live in one record (``work``), which the compiled search receives as a single
-    pointer; the attributes are views of its fields, for the Python side.
-    """
-
-    def __init__(self, acc: Int16Array | None = None) -> None:
-        self._store = np.zeros(1, dtype=WORK_DTYPE)
-        self.work = cast(WorkRecord, self._store[0])
-        fields = self._store[0]
-        self.moves: Int32Array = fields["moves"]
-        self.move_scores: Int32Array = fields["move_scores"]
-        self.killers: Int32Array = fields["killers"]
-        self.history: Int32Array = fields["history"]
-        self.counters: Int32Array = fields["counters"]
-        self.cont_history: Int16Array = fields["cont_history"]
-        self.capture_history: Int16Array = fields["capture_history"]
-        self.ply_moves: Int32Array = fields["ply_moves"]
-        self.pv: Int32Array = fields["pv"]
-        self.pv_len: Int32Array = fields["pv_len"]
-        self.evals: Int32Array = fields["evals"]
-        self.info: Int64Array = fields["info"]
-        self.scratch: Int64Array = fields["scratch"]
-        self.eval_cache: KeyArray = fields["eval_cache"]
-        self.see_buf: Int64Array = fields["see_buf"]
-        self.root_moves: Int32Array = fields["root_moves"]
-        self.ply_moves.fill(NO_CONT)
-        self.acc: Int16Array = acc if acc is not None else nnue.new_accumulators(0)
-
-    @property
-    def nbytes(self) -> int:
-        """The memory these tables take: the record and the accumulators."""
-        return int(self._store.nbytes + self.acc.nbytes)
-
-    def clear(self) -> None:
-        self.killers.fill(0)
-        self.history.fill(0)
-        self.counters.fill(0)
-        self.cont_history.fill(0)
-        self.capture_history.fill(0)
 
 
 @njit_noalloc
@@ -840,131 +734,38 @@ def _search_root(
     )
 
 
-@dataclass(frozen=True)
-class Iteration:
-    """What one finished (or stopped) iteration found, for an ``info`` line."""
-
-    depth: int
-    seldepth: int
-    score: int
-    bound: str  # "", "lowerbound" or "upperbound"
-    nodes: int
-    time_ms: int
-    hashfull: int
-    pv: tuple[str, ...]
-
-    @property
-    def nps(self) -> int:
-        return self.nodes * 1000 // max(self.time_ms, 1)
-
-    def score_text(self) -> str:
-        """``cp N`` or ``mate N`` (moves, negative when being mated), plus the bound."""
-        if abs(self.score) >= MATE_BOUND:
-            plies = MATE - abs(self.score)
-            moves = (plies + 1) // 2
-            text = f"mate {moves if self.score > 0 else -moves}"
-        else:
-            text = f"cp {self.score}"
-        return f"{text} {self.bound}" if self.bound else text
-
-    def uci(self) -> str:
-        line = (
-            f"info depth {self.depth} seldepth {self.seldepth} multipv 1 "
-            f"score {self.score_text()} nodes {self.nodes} nps {self.nps} "
-            f"hashfull {self.hashfull} time {self.time_ms}"
-        )
-        return f"{line} pv {' '.join(self.pv)}" if self.pv else line
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    best_move: str | None  # None when there is no legal move
-    ponder_move: str | None
-    score: int
-    depth: int
-    nodes: int
-    pv: tuple[str, ...]
-    thread: int = 0  # whose line it is: 0 the main thread, i helper thread i
-
-
 # UCI text of (move, side, chess960): a handful of PV moves are spelt after every iteration
 _uci_text = functools.lru_cache(maxsize=UCI_TEXT_CACHE_SIZE)(move_to_uci)
 
 _NO_NET = nnue.no_net()  # the arrays of the hand-written evaluation, shared read-only
 
-HELPER_THREAD_NAME = "search-helper"  # helper thread i is named "search-helper-i"
-
-
-@dataclass
-class ThreadLine:
-    """The line a search thread would play: its moves, and the deepest iteration it completed."""
-
-    moves: list[int]
-    texts: tuple[str, ...]
-    score: int = 0
-    depth: int = 0  # 0: no iteration completed
-    thread: int = 0  # 0: the main thread, i: helper thread i
-
-
-def chosen_line(main: ThreadLine, helpers: list[ThreadLine]) -> ThreadLine:
-    """The line played: a helper's that completed a deeper iteration with a better score than
-    the best one so far (the main thread's at first), else the main thread's."""
-    best = main
-    for helper in helpers:
-        if helper.depth > best.depth and helper.score > best.score and helper.texts:
-            best = helper
-    return best
-
-
-def skips_depth(helper: int, depth: int) -> bool:
-    """Whether helper thread ``helper`` (1, 2, ...) leaves the iteration of ``depth`` out."""
-    k = (helper - 1) % len(SMP_SKIP_SIZE)
-    return ((depth + SMP_SKIP_PHASE[k]) // SMP_SKIP_SIZE[k]) % 2 == 1
-
-
 class Searcher:
     """Owns the transposition table and the heuristics tables across the moves of a game.
 
-    With ``threads`` above one, ``think`` runs Lazy SMP: helper threads search the same root
-    at once with the shared table (compiled code without the GIL, so they run in parallel),
-    each with its own tables; the calling thread is the main thread, which alone reports and
-    decides when to stop, and no helper outlives ``think``.
+    With ``threads`` above one, ``think`` runs Lazy SMP: helper threads (``threads.ThreadPool``)
+    search the same root at once with the shared table, each with its own tables; the calling
+    thread is the main thread, which alone reports and decides when to stop, and no helper
+    outlives ``think``.
     """
 
     def __init__(self, hash_mb: int = tt.DEFAULT_HASH_MB, threads: int = DEFAULT_THREADS,
                  abandon: threading.Event | None = None) -> None:
         self.tt_table = tt.new_table(hash_mb, abandon)
         self._table_empty = True  # nothing searched since the table was last emptied
-        self.tables = SearchTables()
+        self.pool = ThreadPool(threads)
+        self.tables = self.pool.main  # the main thread's
         self.generation = 0
         self.stop = np.zeros(1, dtype=np.int64)
-        # the helpers' stop flag: set by the main thread once it stops, for whatever reason
-        self.helper_stop = np.zeros(1, dtype=np.int64)
         self.net: nnue.Net | None = None
         self.net16, self.net_meta = nnue.no_net()
-        # allocated once per thread count: each helper's tables and its copy of the root
-        self.helper_tables: list[SearchTables] = []
-        self.helper_roots: list[Position] = []
-        self.helper_threads: list[threading.Thread] = []  # alive only during ``think``
-        self.set_threads(threads)
 
     @property
     def threads(self) -> int:
-        return 1 + len(self.helper_tables)
+        return self.pool.count
 
     def set_threads(self, threads: int) -> None:
         """Search with ``threads`` threads from the next ``think`` on (not during one)."""
-        if threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads}")
-        hidden = 0 if self.net is None else self.net.hidden
-        del self.helper_tables[threads - 1 :]
-        del self.helper_roots[threads - 1 :]
-        while len(self.helper_tables) < threads - 1:
-            self.helper_tables.append(SearchTables(acc=nnue.new_accumulators(hidden)))
-            self.helper_roots.append(Position())
-
-    def _all_tables(self) -> list[SearchTables]:
-        return [self.tables, *self.helper_tables]
+        self.pool.resize(threads, 0 if self.net is None else self.net.hidden)
 
     def set_net(self, net: nnue.Net | None) -> None:
         """Evaluate with ``net`` (shared, read-only), or with the hand-written terms (None)."""
@@ -973,9 +774,7 @@ class Searcher:
             self.net16, self.net_meta = nnue.no_net()
         else:
             self.net16, self.net_meta = net.net16, net.net_meta
-        for t in self._all_tables():
-            t.acc = nnue.new_accumulators(0 if net is None else net.hidden)
-            t.eval_cache.fill(0)  # its scores came from the other evaluation
+        self.pool.set_net(0 if net is None else net.hidden)
 
     # -- table management ----------------------------------------------------------------------
     def resize(self, hash_mb: int, abandon: threading.Event | None = None) -> None:
@@ -992,8 +791,7 @@ class Searcher:
         """
         if not self._table_empty:
             self._table_empty = tt.clear(self.tt_table, abandon)
-        for t in self._all_tables():
-            t.clear()
+        self.pool.clear()
         self.generation = 0
 
     def hashfull(self) -> int:
@@ -1001,7 +799,7 @@ class Searcher:
 
     def nodes(self) -> int:
         """The nodes of the running (or last) search, summed over its threads."""
-        return sum(int(t.info[I_NODES]) for t in self._all_tables())
+        return self.pool.nodes()
 
     # -- searching -------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -1129,13 +927,13 @@ class Searcher:
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
         if limits.mate is not None:  # deeper than this a mate in ``mate`` is not looked for
             max_depth = min(max_depth, 2 * limits.mate + MATE_SEARCH_EXTRA_PLIES)
-        helper_lines = self._start_helpers(position, max_depth)
+        helper_lines = self.pool.start(position, functools.partial(self._help, max_depth))
         try:
             line = self._deepen(
                 position, limits, budget, started_s, report, clock_started, legal, max_depth
             )
         finally:
-            self._stop_helpers()
+            self.pool.stop()
         best = chosen_line(line, helper_lines)
         if best is not line:
             report(self._iteration(best.depth, best.score, "", started_s, best.texts))
@@ -1201,33 +999,8 @@ class Searcher:
         return best
 
     # -- helper threads ------------------------------------------------------------------------
-    def _start_helpers(self, position: Position, max_depth: int) -> list[ThreadLine]:
-        """Start a thread per helper on a copy of the root, set up as the main thread's."""
-        main = self.tables
-        self.helper_stop[0] = 0
-        lines: list[ThreadLine] = []
-        for index, (t, root) in enumerate(zip(self.helper_tables, self.helper_roots, strict=True),
-                                          start=1):
-            root.copy_from(position)
-            t.root_moves[:] = main.root_moves
-            t.info[:] = 0
-            for slot in (I_GENERATION, I_NODE_LIMIT, I_ROOT_MOVES):
-                t.info[slot] = main.info[slot]
-            t.pv_len.fill(0)
-            line = ThreadLine([], (), thread=index)
-            lines.append(line)
-            thread = threading.Thread(
-                target=self._help,
-                args=(index, t, root, max_depth, line),
-                name=f"{HELPER_THREAD_NAME}-{index}",
-                daemon=True,
-            )
-            self.helper_threads.append(thread)
-            thread.start()
-        return lines
-
     def _help(
-        self, index: int, t: SearchTables, position: Position, max_depth: int, line: ThreadLine
+        self, max_depth: int, index: int, t: SearchTables, position: Position, line: ThreadLine
     ) -> None:
         """A helper's iterative deepening, until the main thread stops it or ``max_depth``."""
         score = 0
@@ -1236,22 +1009,15 @@ class Searcher:
                 continue
             t.info[I_ITERATION] = depth
             t.info[I_SELDEPTH] = 0
-            value = self._iterate(position, t, self.helper_stop, depth, score, None)
+            value = self._iterate(position, t, self.pool.stop_flag, depth, score, None)
             if value is None:
                 return
             score = value
             moves, texts = self._pv_text(position, t)
             if moves:
                 line.moves, line.texts, line.score, line.depth = moves, texts, score, depth
-            if self.helper_stop[0]:
+            if self.pool.stop_flag[0]:
                 return
-
-    def _stop_helpers(self) -> None:
-        """Stop every helper and wait until it has ended."""
-        self.helper_stop[0] = 1
-        for thread in self.helper_threads:
-            thread.join()
-        self.helper_threads.clear()
 
     def _iteration(
         self, depth: int, score: int, bound: str, started_s: float, texts: tuple[str, ...]

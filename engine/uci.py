@@ -29,11 +29,12 @@ import numpy as np
 from engine import nnue, tt
 from engine.board import FenError, Position
 from engine.constants import VARIANT_CHESS, VARIANT_KING_OF_THE_HILL, VARIANT_THREE_CHECK
+from engine.info import Iteration
 from engine.jit import uncompiled
 from engine.nnue import static_scores
 from engine.params import DEFAULT_EVAL_FILE, DEFAULT_MOVE_OVERHEAD_MS, DEFAULT_THREADS
 from engine.perft import divide_lines
-from engine.search import Iteration, Searcher, warm_up
+from engine.search import Searcher, warm_up
 from engine.timeman import GoLimits, TimeBudget, plan
 from engine.variant import RESULT_NONE, UCI_VARIANTS, variant_result
 

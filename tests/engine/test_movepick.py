@@ -11,6 +11,7 @@ from engine import params
 from engine.bench import BENCH_FENS
 from engine.board import Position
 from engine.constants import MAX_MOVES
+from engine.history import update_capture_history, update_continuation
 from engine.movegen import gen_moves
 from engine.movepick import (
     NO_CONT,
@@ -24,8 +25,6 @@ from engine.movepick import (
     pick_next_settled,
     score_moves,
     see,
-    update_capture_history,
-    update_continuation,
 )
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget

@@ -19,7 +19,8 @@ from engine.board import FenError, Position, make_null
 from engine.constants import MAX_MOVES
 from engine.movegen import gen_moves
 from engine.params import MATE
-from engine.search import I_ITERATION, I_NODES, I_STOPPED, INFO_SIZE, Searcher, _is_draw, _poll_stop
+from engine.search import Searcher, _is_draw, _poll_stop
+from engine.threads import I_ITERATION, I_NODES, I_STOPPED, INFO_SIZE
 from engine.timeman import GoLimits, TimeBudget
 
 UNLIMITED = TimeBudget(None, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -11,9 +12,11 @@ import chess
 import pytest
 
 from engine.board import Position
+from engine.info import Iteration, SearchResult
 from engine.params import MATE
-from engine.search import Iteration, Searcher, SearchResult
+from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
+from tests.engine.uci_process import ROOT
 
 UNLIMITED = TimeBudget(None, None)
 
@@ -211,3 +214,32 @@ def test_a_games_moves_need_nothing_the_warm_up_did_not_load() -> None:
     run = subprocess.run([sys.executable, "-c", _FIRST_MOVES_AFTER_WARM_UP], check=True,
                          capture_output=True, text=True, timeout=600)
     assert run.stdout.strip() == "[]", run.stdout
+
+
+# a capture-rich middle game (SEE, capture history, quiescence) and a check to answer
+PLAIN_PYTHON_FENS = (
+    "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+    "r3k2r/pPp1qppp/2n2n2/3pP3/1b4b1/2N2N2/PP1Q1PPP/R3K2R w KQkq d6 0 1",
+)
+PLAIN_PYTHON_DEPTH = 3
+
+
+def plain_python_lines() -> list[str]:
+    """Each ``PLAIN_PYTHON_FENS`` position searched to ``PLAIN_PYTHON_DEPTH``: nodes and PV."""
+    lines = []
+    for fen in PLAIN_PYTHON_FENS:
+        result, _ = search(fen, depth=PLAIN_PYTHON_DEPTH, searcher=Searcher(1))
+        lines.append(f"{result.nodes} {' '.join(result.pv)}")
+    return lines
+
+
+def test_the_search_runs_as_plain_python_and_searches_the_same_tree() -> None:
+    """``NUMBA_DISABLE_JIT=1`` (for debugging) runs the same search: the same node counts and
+    lines as the compiled code."""
+    script = ("import tests.engine.test_search as t\n"
+              "print('\\n'.join(t.plain_python_lines()))")
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    plain = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", script],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    assert plain.stdout.split("\n")[:-1] == plain_python_lines()

@@ -19,13 +19,12 @@ import pytest
 from engine import nnue, tt
 from engine.board import Position
 from engine.constants import MAX_MOVES
+from engine.info import Iteration, SearchResult
 from engine.params import DEFAULT_EVAL_FILE, MATE
-from engine.search import (
+from engine.search import Searcher
+from engine.threads import (
     HELPER_THREAD_NAME,
     I_NODES,
-    Iteration,
-    Searcher,
-    SearchResult,
     SearchTables,
     ThreadLine,
     chosen_line,
@@ -74,7 +73,7 @@ def test_threads_play_a_legal_move_in_every_perft_position(searcher: Searcher) -
                                 lambda _: None)
         _assert_legal_result(chess.Board(case.fen), result)
         assert position.fen() == case.fen  # the root is left as it was
-        assert not searcher.helper_threads and not _helpers_alive()
+        assert not searcher.pool.running and not _helpers_alive()
 
 
 def test_threads_play_a_legal_move_in_random_positions(searcher: Searcher) -> None:
@@ -90,7 +89,7 @@ def test_threads_play_a_legal_move_in_random_positions(searcher: Searcher) -> No
         result = searcher.think(position, limits, UNLIMITED, time.monotonic(), iterations.append)
         _assert_legal_result(board, result)
         assert result.nodes <= limits.nodes + searcher.threads * 1024  # type: ignore[operator]
-        assert not searcher.helper_threads and not _helpers_alive()
+        assert not searcher.pool.running and not _helpers_alive()
         if result.thread > 0:  # the helper's line is reported last, as the move played
             assert (iterations[-1].depth, iterations[-1].pv) == (result.depth, result.pv)
 
@@ -121,7 +120,7 @@ class _ShallowMainThread(Searcher):
                 started_s: float, report: Callable[[Iteration], None],
                 clock_started: Callable[[], float | None] | None, legal: list[int],
                 max_depth: int) -> ThreadLine:
-        for thread in self.helper_threads:  # each ends by itself at max_depth
+        for thread in self.pool.running:  # each ends by itself at max_depth
             thread.join(WAIT_S)
         return ThreadLine([legal[0]], (position.move_to_uci(legal[0]),), score=-MATE, depth=1)
 
@@ -144,7 +143,7 @@ def test_nodes_are_summed_over_the_threads() -> None:
     nodes: list[int] = []
     result = searcher.think(Position.startpos(), GoLimits(depth=6), UNLIMITED, time.monotonic(),
                             lambda iteration: nodes.append(iteration.nodes))
-    per_thread = [int(t.info[I_NODES]) for t in (searcher.tables, *searcher.helper_tables)]
+    per_thread = [int(t.info[I_NODES]) for t in searcher.pool.all_tables()]
     assert result.nodes == sum(per_thread)
     assert nodes == sorted(nodes) and nodes[-1] <= result.nodes
 
@@ -159,10 +158,10 @@ def test_helpers_spread_over_the_depths() -> None:
 
 def test_thread_count_changes_and_a_helper_costs_under_5_mb() -> None:
     searcher = Searcher(1, threads=4)
-    assert searcher.threads == 4 and len(searcher.helper_tables) == 3
-    kept = searcher.helper_tables[0]
+    assert searcher.threads == 4 and len(searcher.pool.helpers) == 3
+    kept = searcher.pool.helpers[0]
     searcher.set_threads(2)
-    assert searcher.threads == 2 and searcher.helper_tables == [kept]  # allocated once
+    assert searcher.threads == 2 and searcher.pool.helpers == [kept]  # allocated once
     with pytest.raises(ValueError, match="at least 1"):
         searcher.set_threads(0)
     # what a helper adds with the shipped net: its tables (accumulators included) and its copy
@@ -315,7 +314,7 @@ def uci() -> Iterator[tuple[UciEngine, _Sink]]:
 
 
 def _helpers_of(engine: UciEngine) -> list[threading.Thread]:
-    return list(engine.searcher.helper_threads)
+    return list(engine.searcher.pool.running)
 
 
 def test_stop_and_go_in_a_tight_loop_leave_no_thread(uci: tuple[UciEngine, _Sink]) -> None:

@@ -19,7 +19,8 @@ from engine.bench import BENCH_FENS
 from engine.board import Position
 from engine.nnue import net_for
 from engine.params import DEFAULT_EVAL_FILE
-from engine.search import I_NODES, Searcher, warm_up
+from engine.search import Searcher, warm_up
+from engine.threads import I_NODES
 from engine.timeman import GoLimits, TimeBudget
 
 HASH_MB = 64
@@ -63,7 +64,7 @@ def measure(threads: int, movetime_ms: int) -> Run:
         cpu_s += time.process_time() - cpu_started_s
         timer.join()
         nodes += result.nodes
-        for index, tables in enumerate((searcher.tables, *searcher.helper_tables)):
+        for index, tables in enumerate(searcher.pool.all_tables()):
             thread_nodes[index] += int(tables.info[I_NODES])
     return Run(threads, nodes, wall_s, cpu_s, tuple(thread_nodes))
 
