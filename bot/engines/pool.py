@@ -55,11 +55,13 @@ class EngineSpec:
     @classmethod
     def from_config(cls, config: EngineConfig) -> EngineSpec:
         command = config.command or (sys.executable, "-m", "engine")
-        # Threads is sent only when more than the engines' usual one is asked for, so an
-        # engine without the option (an XBoard one, say) is not warned about by default
-        options = dict(config.options)
-        if config.threads > 1:
-            options[THREADS_OPTION] = config.threads
+        # The threads are read one way (`search_threads`: the `threads` key, or a `Threads`
+        # option) and sent only when more than the engines' usual one is asked for, so an
+        # engine without the option (an XBoard one, say) is not warned about by default.
+        options = {name: value for name, value in config.options.items()
+                   if name.lower() != THREADS_OPTION.lower()}
+        if config.search_threads > 1:
+            options[THREADS_OPTION] = config.search_threads
         return cls(tuple(command), options, config.protocol)
 
 

@@ -1,14 +1,25 @@
 """An engine's search line: a typed value made once, where the engine's answer arrives, from
 python-chess's `InfoDict`; one function renders its PV in SAN and one its score, for the kibitz
-line in chat, the move log, the status line and the status page alike."""
+line in chat, the move log, the status line and the status page alike; and one conversion of
+a score to centipawns (`score_cp`), for the game's conduct and the evaluation graph."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 import chess
 import chess.engine
+
+# A mate in n as MATE_SCORE_CP - n centipawns: beyond any margin, threshold or graph edge, and
+# a shorter mate scores higher.
+MATE_SCORE_CP: Final = 100_000
+
+
+def score_cp(score: chess.engine.Score) -> int:
+    """A score in centipawns, from the side it is seen from; mates as +-(MATE_SCORE_CP - n)."""
+    return score.score(mate_score=MATE_SCORE_CP)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,21 +20,15 @@ from pathlib import Path
 
 import chess.engine
 
+from bot.engines.searchline import score_cp
 from bot.ops.config import DrawConfig, ResignConfig
 
 log = logging.getLogger(__name__)
 
-# Mate scores enter the rules as this many centipawns (far beyond any margin or threshold).
-MATE_SCORE_CP = 100_000
 TAKEBACK_LEDGER_FILE = "takebacks.json"
 # Games remembered at most: a game that ended while the bot was down is never
 # forgotten by its end, so the oldest entries make room.
 MAX_LEDGER_GAMES = 1000
-
-
-def score_cp(score: chess.engine.Score) -> int:
-    """A score (from our side) in centipawns, mates as +-MATE_SCORE_CP."""
-    return score.score(mate_score=MATE_SCORE_CP)
 
 
 @dataclass(frozen=True, slots=True)

@@ -423,8 +423,10 @@ class EngineConfig:
 
     @property
     def search_threads(self) -> int:
-        """The threads each game's engine searches with: `threads`, or a `Threads` among the
-        options (configurations written before the key; the two together are refused)."""
+        """The threads each game's engine searches with, the one reading of the setting that
+        the pool, the memory estimate and the cores check share: `threads`, or a `Threads`
+        among the options (configurations written before the key; the two together are
+        refused)."""
         for name, value in self.options.items():
             if name.lower() == THREADS_OPTION.lower() and isinstance(value, int):
                 return value

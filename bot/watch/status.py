@@ -140,11 +140,6 @@ def live_lines(snapshot: StatusSnapshot) -> list[str]:
     return lines
 
 
-def _numbered_san(board: chess.Board, move: chess.Move) -> str:
-    dots = "." if board.turn == chess.WHITE else "..."
-    return f"{board.fullmove_number}{dots} {board.san(move)}"
-
-
 def short_score(score: chess.engine.PovScore | None, color: chess.Color) -> str:
     """A search score from `color`'s side ("+0.35", "#3"), "" when there is none."""
     return score_text(score, color) if score is not None else ""
@@ -157,7 +152,7 @@ def view_of(game: GameSnapshot) -> GameView:
     if board.move_stack:
         before = board.copy()
         last = before.pop()
-        moves = _numbered_san(before, last)
+        moves = " ".join(pv_san(before, [last]))  # "12. Nf3", "12...Nc6"
     score, pv = "", ""
     if game.last_search is not None:
         searched, line = game.last_search

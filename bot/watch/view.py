@@ -13,7 +13,7 @@ import chess
 import chess.engine
 import chess.svg
 
-from bot.engines.searchline import pv_san
+from bot.engines.searchline import pv_san, score_cp
 from bot.game.game import GameSnapshot
 from bot.game.metrics import ChallengeDecision, GameOutcome, result_of
 from bot.lichess.events import ChatLine, Player
@@ -21,7 +21,6 @@ from bot.watch.status import short_score
 from bot.watch.warnings import Warned
 
 PV_MOVES: Final = 12  # moves of the principal variation shown in SAN
-MATE_CP: Final = 1000  # a mate on the eval graph: the graph's edge
 EVAL_CLAMP_CP: Final = 1000  # the eval graph spans -10..+10 pawns
 BOARD_PX: Final = 320  # the SVG's own size; CSS scales it to the card
 # Lichess writes the clocks under a minute as fractions: ¼+0 is 15 seconds.
@@ -44,10 +43,7 @@ def white_cp(score: chess.engine.PovScore | None) -> int | None:
     """A search score as centipawns from White's side, mates at the graph's edge."""
     if score is None:
         return None
-    cp = score.white().score(mate_score=MATE_CP * 10)
-    if cp is None:
-        return None
-    return max(-EVAL_CLAMP_CP, min(EVAL_CLAMP_CP, cp))
+    return max(-EVAL_CLAMP_CP, min(EVAL_CLAMP_CP, score_cp(score.white())))
 
 
 def pv_text(board: chess.Board, pv: Sequence[chess.Move]) -> str:

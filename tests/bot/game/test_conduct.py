@@ -8,7 +8,8 @@ from pathlib import Path
 import chess.engine
 import pytest
 
-from bot.game.conduct import MATE_SCORE_CP, Conduct, TakebackLedger, score_cp
+from bot.engines.searchline import MATE_SCORE_CP, score_cp
+from bot.game.conduct import Conduct, TakebackLedger
 from bot.ops.config import DrawConfig, ResignConfig
 
 DRAW = DrawConfig(offer=True, accept=True, margin_cp=20, moves=3, min_move=30)

@@ -182,3 +182,19 @@ def test_the_engine_playing_is_shown_when_several_are_configured() -> None:
         "1 game: Qa7bX1pz vs alice (white, 1:02 v 0:58, +0.35, on fairy) |")
     assert live_lines(snapshot)[1] == (
         " Qa7bX1pz white vs alice        [fairy]    1:02/0:58     +0.35")
+
+
+def test_the_last_move_is_numbered_as_a_pv_is() -> None:
+    """Black's last move reads "2...Nc6", as pv_san writes it in chat and on the page."""
+    board = chess.Board()
+    for san in ("e4", "e5", "Nf3", "Nc6"):
+        board.push_san(san)
+    context = GameContext(game_id="Qa7bX1pz", variant="standard", speed="blitz", rated=True,
+                          me="kibitz", color=chess.WHITE,
+                          white=Player("kibitz", "kibitz", "BOT", 2000),
+                          black=Player("alice", "alice", None, 1900), initial_fen="startpos",
+                          clock_initial_s=60.0, clock_increment_s=0.0)
+    view = view_of(GameSnapshot(game_id="Qa7bX1pz", context=context, board=board,
+                                our_clock_s=62.4, their_clock_s=58.0, last_search=None,
+                                our_turn=True))
+    assert view.moves == "2...Nc6"
