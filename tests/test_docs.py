@@ -1,5 +1,6 @@
-"""The manual's links stay true: every `[text](#anchor)` names a heading of its own file, and
-every relative link names a file that exists (and the heading it names there)."""
+"""The manual's links stay true: every `[text](#anchor)` names a heading of its own file, every
+relative link names a file that exists (and the heading it names there), and every
+`README "Section"` that config.yml points to is a heading of the README."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6} (.+?)\s*$", re.MULTILINE)
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+README_SECTION = re.compile(r'README "([^"]+)"')
 
 
 def slug(heading: str) -> str:
@@ -46,6 +48,12 @@ def broken_links(path: Path) -> list[str]:
 @pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
 def test_every_link_leads_somewhere(path: Path) -> None:
     assert not broken_links(path)
+
+
+def test_config_points_to_sections_the_readme_has() -> None:
+    sections = set(headings((ROOT / "README.md").read_text()))
+    named = README_SECTION.findall((ROOT / "config.yml").read_text())
+    assert named and not sorted(set(named) - sections)
 
 
 def test_a_broken_link_is_caught(tmp_path: Path) -> None:

@@ -15,8 +15,9 @@ import chess
 
 from engine import params
 from engine.board import Position
+from engine.info import Iteration
 from engine.nnue import Net
-from engine.search import Iteration, Searcher
+from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
 from tools.common.openings import random_opening
 
