@@ -7,7 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import chess
+import chess.engine
 import pytest
+
+from bot.engines.searchline import SearchLine
+from bot.game.chat import kibitz_line
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
@@ -54,6 +59,21 @@ def test_config_points_to_sections_the_readme_has() -> None:
     sections = set(headings((ROOT / "README.md").read_text()))
     named = README_SECTION.findall((ROOT / "config.yml").read_text())
     assert named and not sorted(set(named) - sections)
+
+
+def test_the_readme_s_chat_line_is_the_one_the_bot_writes() -> None:
+    """The example after "a line like this one": a Ruy Lopez position and a 15-move PV."""
+    readme = (ROOT / "README.md").read_text()
+    shown = re.search(r"a line like this one.*?^```\n(.*?)\n```", readme, re.MULTILINE | re.DOTALL)
+    assert shown is not None
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    ruy_lopez = ("f1b5 g8f6 e1g1 f6e4 f1e1 e4d6 f3e5 f8e7 b5f1 c6e5 e1e5 e8g8 d2d4 e7f6 "
+                 "e5e1")
+    pv = [chess.Move.from_uci(uci) for uci in ruy_lopez.split(" ")]
+    info: chess.engine.InfoDict = {"depth": 14, "seldepth": 21, "nodes": 1_500_000, "time": 1.25,
+                                   "score": chess.engine.PovScore(chess.engine.Cp(34), chess.WHITE),
+                                   "pv": pv}
+    assert shown.group(1) == kibitz_line(board, SearchLine.from_info(info))
 
 
 def test_a_broken_link_is_caught(tmp_path: Path) -> None:
