@@ -205,10 +205,11 @@ as a table of behaviour, lila source and test:
     test: tests/sandbox/test_accounts.py::test_playing_lists_ongoing_games_most_urgent_first;
       tests/bot/lichess/test_events.py::test_event_stream_lines
 - Ratings: a rated game is rated once finished with two plies played (any number in a
-  tournament); one with a BOT whose first 20 plies (SAN) and winner (the same user, or a
-  draw) repeat one of the pair's last 2 games (rated or casual, the crosstable) is left
-  unrated: no `ratingDiff` in gameFinish or the export, the ratings unchanged, counted in
-  `SandboxServer.summary()` (printed by `kibitz sandbox` at its stop).
+  tournament, so an arena's noStart loss is rated); one with a BOT whose first 20 plies
+  (SAN) and winner (the same user, or a draw) repeat one of the pair's last 2 games (rated
+  or casual: the crosstable) is left unrated: no `ratingDiff` in gameFinish or the export,
+  the ratings unchanged, counted in `SandboxServer.summary()` (printed by `kibitz sandbox`
+  at its stop).
     lila: modules/round/src/main/FarmBoostDetection.scala (botFarming, SAME_PLIES 20,
       PREV_GAMES 2), PerfsUpdater.scala (save), Finisher.scala (updateCountAndPerfs);
       modules/game/src/main/CrosstableApi.scala (add), JsonView.scala (ownerPreview)

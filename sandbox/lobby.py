@@ -369,9 +369,9 @@ class Lobby:
         white, black = game.players[chess.WHITE], game.players[chess.BLACK]
         if game.status == "aborted":
             return
+        # Finisher.scala updateCountAndPerfs: every finished game but an aborted one counts,
+        # a noStart loss too (in an arena, PerfsUpdater.save rates it).
         farming = self._note_in_crosstable(game)
-        if game.status == "noStart":
-            return
         for account, color in ((white, chess.WHITE), (black, chess.BLACK)):
             if game.winner is None:
                 account.draws += 1

@@ -6,7 +6,9 @@ from __future__ import annotations
 import chess
 
 from sandbox.server import SandboxServer
-from tests.sandbox.conftest import Duel
+from sandbox.timers import ManualClock
+from sandbox.tournaments import ArenaSpec
+from tests.sandbox.conftest import FIRST_MOVE_S, Duel
 
 # A Ruy Lopez of exactly 20 plies, then a 21st that the repeated games vary.
 RUY_LOPEZ = ("e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3 d7d6 c2c3 "
@@ -108,3 +110,21 @@ async def test_a_rated_game_under_two_plies_is_not_rated(duel: Duel) -> None:
     assert duel.sandbox.game(game_id).rating_diffs == {}
     assert ratings(duel.sandbox) == (1500, 1500)
     assert duel.sandbox.game(game_id).board.turn == chess.BLACK
+
+
+async def test_a_rated_arena_game_lost_by_no_start_is_rated(sandbox: SandboxServer,
+                                                             clock: ManualClock) -> None:
+    """lila Finisher.noStart: a mandatory game ends NoStart with a winner, and
+    PerfsUpdater.save rates a tournament game whatever its plies."""
+    for name in ("bot1", "bot2"):
+        sandbox.add_account(name, bot=True)
+    arena_id = sandbox.create_arena(ArenaSpec(starts_in_s=0, rated=True))
+    for name in ("bot1", "bot2"):
+        sandbox.arenas.join(sandbox.account(name), arena_id)
+        sandbox.lobby.hub.open_event_stream(name)
+    clock.advance(0)
+    game = sandbox.game(sandbox.arena(arena_id).games[0])
+    clock.advance(FIRST_MOVE_S + 0.1)  # white never moves
+    assert (game.status, game.winner) == ("noStart", chess.BLACK)
+    assert game.rating_diffs[chess.BLACK] > 0
+    assert game.players[chess.WHITE].losses == 1
