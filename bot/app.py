@@ -1,12 +1,17 @@
-"""The bot's lifecycle: token check, engine warm-up, the event stream, challenges, games,
-signals and shutdown.
+"""The bot's lifecycle: `run_bot` assembles the parts (token check, engine host and
+engines, client, status page, features), runs the bot and closes them; `Bot` follows the
+event stream, starts and ends the games, and shuts down.
+
+What it hands on: challenges to the queue (bot.challenges.queue), the slots they wait for to
+one busy rule (bot.challenges.slots), each game's engine to the chooser
+(bot.engines.choice), whether the token may play to bot.lichess.account, the stop signals
+to bot.ops.signals.
 
 One event loop. The long-lived tasks (event stream, challenge queue, spare engine, status)
 and every game live in one TaskGroup; each game runs inside its own error boundary, so one
 broken game never takes the others down. Only `AuthError` (the token stopped working) is
 fatal for the whole bot.
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -14,7 +19,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable, Collection, Coroutine
 from typing import Any, Final
@@ -61,6 +65,7 @@ from bot.lichess.events import (
 from bot.ops.config import Config
 from bot.ops.logs import live_view_handler
 from bot.ops.sdnotify import Notify
+from bot.ops.signals import install_stop_signals
 from bot.tournaments.control import ControlDir
 from bot.tournaments.desk import ArenaDesk
 from bot.watch.server import Watch, WatchError, WatchSettings
@@ -337,42 +342,6 @@ async def check_account(client: Lichess, token: str) -> Me:
     return Me(info.user_id, info.username)
 
 
-def _install_signals(bot: Bot, hard_stop: Callable[[], None]) -> Callable[[], None]:
-    """SIGTERM/SIGINT: graceful stop; a second SIGINT: stop at once. Returns the uninstaller."""
-    loop = asyncio.get_running_loop()
-    interrupts = 0
-
-    def on_signal(signum: int) -> None:
-        nonlocal interrupts
-        if signum == signal.SIGINT:
-            interrupts += 1
-            if interrupts >= 2:
-                log.warning("second interrupt: quitting now")
-                hard_stop()
-                return
-        if not bot.stop_requested.is_set():
-            log.info("%s: no new games; running games may finish within %.0f s "
-                     "(Ctrl-C again to quit now)", signal.Signals(signum).name,
-                     bot.config.game.shutdown_grace_s)
-            if bot.notify is not None:
-                bot.notify("STOPPING=1")
-            bot.stop_requested.set()
-
-    installed = []
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        try:
-            loop.add_signal_handler(signum, on_signal, signum)
-            installed.append(signum)
-        except (NotImplementedError, RuntimeError, ValueError):
-            log.debug("cannot handle %s here", signum)
-
-    def uninstall() -> None:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
-
-    return uninstall
-
-
 async def run_bot(
     config: Config,
     *,
@@ -443,7 +412,9 @@ async def run_bot(
                 watch.attach(bot)
                 await watch.start()
             if handle_signals:
-                parts.callback(_install_signals(bot, hard_stop))
+                parts.callback(install_stop_signals(
+                    bot.stop_requested, hard_stop, grace_s=config.game.shutdown_grace_s,
+                    notify=notify))
             _report_resources(config)
             await _warm_up(engines, host)
             async with asyncio.TaskGroup() as tg:

@@ -1,3 +1,3 @@
 """The ground floor of the service: the configuration, the API token, logging, systemd's
-notify protocol, and the small state files kept between runs. It imports no other part of
-the bot but `bot.lichess`."""
+notify protocol, the stop signals, and the small state files kept between runs. It imports
+no other part of the bot but `bot.lichess`."""
