@@ -23,7 +23,7 @@ TITLE_BOT = "BOT"
 
 @dataclass(frozen=True, slots=True)
 class Situation:
-    """What the rules look at besides the challenge itself (a snapshot taken by the app)."""
+    """What the rules look at besides the challenge itself (a snapshot taken by the queue)."""
 
     our_ratings: Mapping[str, int] = field(default_factory=dict)  # perf -> our rating
     games_with: Mapping[str, int] = field(default_factory=dict)  # opponent id -> games now

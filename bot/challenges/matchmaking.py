@@ -12,8 +12,9 @@ Lichess's limits are respected and remembered in the state directory across rest
 - a challenge declined, or not accepted in `challenge_timeout_s`, backs off that opponent
   with that time control, doubling up to `max_backoff_s`; a game that starts resets it.
 
-The pending challenge counts against the concurrency limit (`pending_count`); the app
-cancels it (`yield_slot`) when an incoming challenge needs the slot.
+The pending challenge holds a real-time slot (`pending_count`); matchmaking sends one only
+while the slots say the bot is idle (bot.challenges.slots `idle`), and the queue cancels it
+(`yield_slot`) when the slots say an incoming challenge needs its slot (`incoming_waits`).
 """
 
 from __future__ import annotations
@@ -224,7 +225,7 @@ class Matchmaker:
             return 0
         return 1
 
-    # --- events from the app ------------------------------------------------------------
+    # --- events from the bot ------------------------------------------------------------
 
     def on_game_start(self, info: GameInfo) -> None:
         if info.speed != "correspondence":  # a correspondence move does not end idleness
