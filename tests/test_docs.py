@@ -1,9 +1,11 @@
 """The manual's links stay true: every `[text](#anchor)` names a heading of its own file, every
-relative link names a file that exists (and the heading it names there), and every
-`README "Section"` that config.yml points to is a heading of the README."""
+relative link names a file that exists (and the heading it names there), every
+`README "Section"` that config.yml points to is a heading of the README, the example chat line
+is the bot's, and every log line Troubleshooting quotes is one the bot can write."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -84,3 +86,56 @@ def test_a_broken_link_is_caught(tmp_path: Path) -> None:
     assert broken_links(page) == ["#no-part: no such heading"]
     page.write_text("[a](missing.md) [b](#not-a-heading)\n```\n## not a heading\n```\n")
     assert broken_links(page) == ["missing.md: no such file", "#not-a-heading: no such heading"]
+
+
+LOG_LINE = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +[\w.]+: (.*)$")
+PRINTF = re.compile(r"%(?:\.\d+)?[sdrf]")
+MIN_LITERAL_CHARS = 8  # a format of placeholders alone ("%s") would explain any line
+
+
+def message_formats(root: Path) -> list[re.Pattern[str]]:
+    """Every string of the bot's code as a pattern: f-string fields and printf placeholders
+    match anything (a logged exception's text is itself one of these strings)."""
+    patterns = []
+    for path in sorted((root / "bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                pieces = PRINTF.split(node.value)
+            elif isinstance(node, ast.JoinedStr):
+                pieces = [""]
+                for value in node.values:
+                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                        pieces[-1] += value.value
+                    else:
+                        pieces.append("")
+            else:
+                continue
+            if sum(len(piece) for piece in pieces) >= MIN_LITERAL_CHARS:
+                patterns.append(re.compile("(.*)".join(re.escape(p) for p in pieces), re.DOTALL))
+    return patterns
+
+
+def unexplained_log_lines(readme: str, formats: list[re.Pattern[str]]) -> list[str]:
+    """The log lines the README's Troubleshooting shows that no string of the bot can write."""
+    section = readme[readme.index("## Troubleshooting"):]
+    section = section[:section.index("\n## ", 1)]
+    shown = [line.strip() for block in re.findall(r"^ *```\n(.*?)^ *```", section,
+                                                     re.MULTILINE | re.DOTALL)
+             for line in block.splitlines()]
+    messages = [match.group(1) for line in shown if (match := LOG_LINE.match(line))]
+    assert len(messages) == len(shown), "a Troubleshooting block holds a line that is no log line"
+    return [message for message in messages
+            if not any(pattern.fullmatch(message) for pattern in formats)]
+
+
+def test_the_troubleshooting_log_lines_are_ones_the_bot_writes() -> None:
+    readme = (ROOT / "README.md").read_text()
+    unexplained = unexplained_log_lines(readme, message_formats(ROOT))
+    assert not unexplained, unexplained
+
+
+def test_a_log_line_the_bot_cannot_write_is_caught() -> None:
+    formats = message_formats(ROOT)
+    readme = ("## Troubleshooting\n\n```\nINFO  app: event stream reopened (attempt 3)\n"
+              "CRITICAL app: the token has gone fishing\n```\n\n## Next\n")
+    assert unexplained_log_lines(readme, formats) == ["the token has gone fishing"]
