@@ -132,7 +132,9 @@ class RunStart:
 def begin_run(directory: Path) -> RunStart:
     """Seal the shards a killed run left open and check the directory against the ledger.
     Call with the lock held."""
-    run = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
+    # the start time first (shards sort by it), then what no other run shares: two runs of one
+    # process in the same second must not count each other's shards
+    run = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}-{os.urandom(3).hex()}"
     started = utc_now()
     for path in sorted(directory.glob(f"*{OPEN_SUFFIX}")):
         try:
@@ -255,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
                 games += 1
                 done += count
                 now = time.monotonic()
-                if games == 1:
+                if count and done == count:  # a game without a quiet position writes nothing
                     print(f"{FIRST_GAME_LINE}: {count} positions", flush=True)
                 if now - last_report >= PROGRESS_EVERY_S:
                     last_report = now
