@@ -132,27 +132,32 @@ def test_the_status_names_a_shard_deleted_or_cut_behind_the_ledger(
                                   "in it)"]
 
 
-def test_a_killed_run_leaves_a_consistent_directory(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """SIGKILL to the run and its players once its first game is on disk: the directory
-    holds whole games only, the status shows no mismatch, and the next run seals and records
-    the killed run's shards."""
+def _started_run(directory: Path) -> subprocess.Popen[str]:
+    """A run in a session of its own, returned once its first game is on disk."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(tmp_path),
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(directory),
          "--jobs", "1", "--nodes", "100", "--evalfile", ""],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)
     assert process.stdout is not None
     lines = []
-    try:
-        for text in process.stdout:  # each line an event; ends when the run does
-            lines.append(text)
-            if text.startswith(factory.FIRST_GAME_LINE):
-                break
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    assert any(text.startswith(factory.FIRST_GAME_LINE) for text in lines), "".join(lines)
+    for text in process.stdout:  # each line an event; ends when the run does
+        lines.append(text)
+        if text.startswith(factory.FIRST_GAME_LINE):
+            return process
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    raise AssertionError("the run ended before its first game: " + "".join(lines))
+
+
+def test_a_killed_run_leaves_a_consistent_directory(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGKILL to the run and its players once its first game is on disk: the directory
+    holds whole games only, the status shows no mismatch, and the next run seals and records
+    the killed run's shards."""
+    process = _started_run(tmp_path)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
     opened = sorted(tmp_path.glob(f"*{shards.OPEN_SUFFIX}"))
     assert opened and not ledger.read_ledger(tmp_path)
     written = sum(len(shards.read_shard(path).records) for path in opened)
@@ -169,6 +174,20 @@ def test_a_killed_run_leaves_a_consistent_directory(tmp_path: Path,
     assert factory.main(["status", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"total {written + 30} positions" in out and "no ledger line" not in out
+
+
+def test_sigterm_to_the_run_s_group_seals_its_shards_and_writes_its_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What ``timeout`` does at the end of ``make datagen``: SIGTERM to the process group."""
+    process = _started_run(tmp_path)
+    os.killpg(process.pid, signal.SIGTERM)
+    assert process.wait() == 0
+    (line,) = ledger.read_ledger(tmp_path)
+    assert line["added"] > 0 and line["added"] == sum(line["shards"].values())
+    assert not list(tmp_path.glob(f"*{shards.OPEN_SUFFIX}"))
+    assert factory.main(["status", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"total {line['added']} positions" in out and "no ledger line" not in out
 
 
 GAME_RECORD = """[Event "Rated blitz game"]
