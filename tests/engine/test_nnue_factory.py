@@ -256,3 +256,24 @@ def test_describe_tells_the_sources_apart(tmp_path: Path,
     out = capsys.readouterr().out
     assert "pgn: 1 positions; pieces mean 3.0" in out and "selfplay: 30 positions" in out
     assert "600-3000 cp 100.0%" in out
+
+
+def test_the_trainer_takes_record_files_and_shard_directories_together(
+        tmp_path: Path) -> None:
+    """A record file keeps its sidecar's K (or ``--k``); each shard brings its own."""
+    from tools.nnue import data as nnue_data
+
+    shard_dir = tmp_path / "shards"
+    shard_dir.mkdir()
+    _write_run(shard_dir, "r1", [_game(1, 30)], 1 << 20)
+    records = tmp_path / "old.bin"
+    records.write_bytes(b"".join(_game(seed, 40) for seed in range(3)))
+    nnue_data.meta_path(records).write_text('{"evaluation": "hand-written", "k": 400}\n')
+    sources = shards.training_sources([records, shard_dir], None)
+    assert [(Path(name).name, len(part), k) for name, part, k in sources] == [
+        ("old.bin", 120, 400.0), ("r1-j0-0000.kbzs", 30, 205.0)]
+    assert [k for _, _, k in shards.training_sources([records, shard_dir], [250.0])] == [
+        250.0, 205.0]
+    records.write_bytes(_game(1, 40))
+    with pytest.raises(SystemExit, match=r"old\.bin: 40 positions are too few to train on"):
+        shards.training_sources([records], None)
