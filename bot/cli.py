@@ -1,4 +1,5 @@
-"""The `kibitz` command: play, demo, sandbox, check-config, upgrade, version."""
+"""The `kibitz` command: play, demo, sandbox, check-config, upgrade, tournament, book,
+version."""
 
 from __future__ import annotations
 
@@ -180,6 +181,39 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--password", help="the entry code of a private arena")
     _add_config(tournament)
     tournament.set_defaults(run=cmd_tournament)
+
+    book = command(
+        "book", "build the opening book learned from the bot's own games",
+        "Books the bot learns from its own games (`kibitz book build --help`).")
+    book_actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
+    build = book_actions.add_parser(
+        "build", help="write the learned book from the bot's PGN records",
+        formatter_class=_Formatter, epilog=EXIT_CODES_HELP,
+        description="Learn a Polyglot book from the bot's PGN records (the directory "
+        "pgn.dir) and any PGN files or directories given: from each position, the moves the "
+        "bot played, weighted by how it scored with them (2 for a win, 1 for a draw, 0 for "
+        "a loss, plus 1 so one loss does not erase a move), up to book.learn_max_plies "
+        "plies into the game, for the side the bot played (the player named in the "
+        "Annotator header, or --account). Standard chess and games from a set-up position "
+        "only: Polyglot keys describe no other variant. A record that cannot be read stops "
+        "the build with its file and game named, and the previous book stays as it was.")
+    build.add_argument("pgn", nargs="*", type=Path, metavar="PGN",
+                       help="more PGN files or directories of them")
+    build.add_argument("--out", "-o", type=Path, metavar="FILE",
+                       help="the book to write (default: the learned book in the state "
+                            "directory, the one book.learn plays from)")
+    build.add_argument("--account", metavar="NAME",
+                       help="the bot's account name, for games whose Annotator header "
+                            "does not name it")
+    build.add_argument("--min-games", type=int, metavar="N",
+                       help="a move needs this many games (default: book.learn_min_games)")
+    build.add_argument("--max-plies", type=int, metavar="N",
+                       help="learn this many plies into each game (default: "
+                            "book.learn_max_plies)")
+    build.add_argument("--no-records", action="store_true",
+                       help="learn from the files given only, not from pgn.dir")
+    _add_config(build)
+    build.set_defaults(run=cmd_book)
 
     version = command("version", "print the version of Kibitz and its main parts",
                       "Print the version of Kibitz, Python and the main libraries.")
@@ -456,6 +490,37 @@ def _arena_line(arena: dict[str, object]) -> str:
     if arena.get("problem"):
         parts.append(f"problem: {arena['problem']}")
     return "  ".join(parts)
+
+
+def cmd_book(args: argparse.Namespace) -> int:
+    from bot.features.learnbook import LearnError, build_book, learned_book_path
+
+    config = _load(args)
+    sources = list(args.pgn)
+    if not args.no_records and config.pgn.dir.is_dir():
+        sources.insert(0, config.pgn.dir)
+    if not sources:
+        _error(f"book build: no games to learn from (no directory {config.pgn.dir}, the "
+               "config key pgn.dir, and no PGN files given)")
+        return ExitCode.USAGE
+    out = args.out or learned_book_path(config.state_dir)
+    min_games = args.min_games if args.min_games is not None else config.book.learn_min_games
+    max_plies = args.max_plies if args.max_plies is not None else config.book.learn_max_plies
+    try:
+        learned, entries = build_book(sources, out, account=args.account,
+                                      min_games=min_games, max_plies=max_plies)
+    except LearnError as error:
+        _error(f"book build: {error}; nothing was written")
+        return ExitCode.ERROR
+    skipped = [f"{count} {why}" for count, why in (
+        (learned.skipped_variant, "of other variants"),
+        (learned.skipped_unfinished, "unfinished"),
+        (learned.skipped_not_ours, "not played by the account"))
+        if count]
+    print(f"{out}: {entries} move{'s' if entries != 1 else ''} from {learned.games} "
+          f"game{'s' if learned.games != 1 else ''}"
+          + (f" (skipped: {', '.join(skipped)})" if skipped else ""))
+    return ExitCode.OK
 
 
 def cmd_version(args: argparse.Namespace) -> int:

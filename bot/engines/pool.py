@@ -74,6 +74,7 @@ class Thought:
     line: SearchLine | None
     elapsed_s: float
     timed_out: bool = False
+    lines: tuple[SearchLine, ...] = ()  # a MultiPV search's lines, best first
 
 
 def _collect(task: asyncio.Future[Any]) -> None:
@@ -114,20 +115,26 @@ class Engine:
         return waiter
 
     @property
+    def multipv(self) -> bool:
+        """The engine declares UCI's MultiPV option: it can rank several root moves at once."""
+        return not self.xboard and "MultiPV" in self._protocol.options
+
+    @property
     def alive(self) -> bool:
         return self._transport.get_returncode() is None and not self._protocol.returncode.done()
 
     async def think(
         self, board: chess.Board, limit: chess.engine.Limit, *, hard_limit_s: float, game: object,
         root_moves: Sequence[chess.Move] | None = None, ponder: bool = False,
-        start_timeout_s: float | None = None,
+        start_timeout_s: float | None = None, multipv: int = 1,
     ) -> Thought:
         """The engine's move for `board`. `game` keys the transposition table: a new value
         sends `ucinewgame`, the same one keeps the table from the previous move. `ponder`: an
         XBoard engine is told `hard` and ponders by itself after its move (a UCI engine is
         sent the expected position by `ponder` instead). `start_timeout_s` bounds the wait for the
         search to start (`isready` after `ucinewgame`: an engine still compiling answers late);
-        START_TIMEOUT_S when not given."""
+        START_TIMEOUT_S when not given. `multipv` > 1 (an engine that declares MultiPV):
+        the lines of that many root moves come back in `Thought.lines`, best first."""
         if self.xboard:
             return await self._play(board, limit, hard_limit_s=hard_limit_s, game=game,
                                     ponder=ponder)
@@ -135,7 +142,8 @@ class Engine:
         try:
             async with asyncio.timeout(start_timeout_s or START_TIMEOUT_S):
                 analysis = await self._protocol.analysis(
-                    board, limit, game=game, info=SEARCH_INFO, root_moves=root_moves)
+                    board, limit, game=game, info=SEARCH_INFO, root_moves=root_moves,
+                    multipv=multipv if multipv > 1 and self.multipv else None)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
             raise EngineFailure(f"{self.name} (pid {self.pid}) did not start a search: "
                                 f"{type(exc).__name__}: {exc}") from exc
@@ -169,7 +177,9 @@ class Engine:
             # A search stopped mid-iteration may answer a new best move after its last info
             # line: the reported line is about another move, so only the move itself stays.
             line = dataclasses.replace(line, pv=(move,))
-        return Thought(move, line, time.monotonic() - start, timed_out)
+        lines = (tuple(SearchLine.from_info(info) for info in analysis.multipv if info.get("pv"))
+                 if multipv > 1 and self.multipv else ())
+        return Thought(move, line, time.monotonic() - start, timed_out, lines)
 
     async def _play(self, board: chess.Board, limit: chess.engine.Limit, *,
                     hard_limit_s: float, game: object, ponder: bool) -> Thought:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,6 +103,22 @@ class OpeningBook:
             ]
             if entries:
                 entry = self._select(entries)
+                return BookMove(move=entry.move, weight=entry.weight, book=path)
+        return None
+
+    def best_other(self, board: chess.Board, variant: str,
+                   avoid: Collection[chess.Move]) -> BookMove | None:
+        """The heaviest entry of the first book that knows a move for ``board`` other than
+        those in ``avoid`` (a past game's, not to be repeated), within the book's depth."""
+        if len(board.move_stack) >= self.max_depth_plies:
+            return None
+        readers = self._readers.get(variant) or self._readers.get(
+            VARIANT_BOOK_ALIASES.get(variant, variant), [])
+        for path, reader in readers:
+            entries = [entry for entry in reader.find_all(board, minimum_weight=self.min_weight)
+                       if entry.move not in avoid and board.is_legal(entry.move)]
+            if entries:
+                entry = max(entries, key=lambda e: e.weight)
                 return BookMove(move=entry.move, weight=entry.weight, book=path)
         return None
 

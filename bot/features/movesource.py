@@ -25,7 +25,7 @@ from bot.engines.searchline import SearchLine
 from bot.features.book import BookSelection, OpeningBook
 from bot.features.online import OnlineSourceKind, OnlineSources, sources_from_config
 from bot.features.tablebase import RootProbe, Syzygy, TablebaseError, TablebaseQuality
-from bot.game.hooks import GameContext, MoveSource, RootRestriction, SourcedMove
+from bot.game.hooks import Avoid, GameContext, MoveSource, RootRestriction, SourcedMove
 from bot.lichess.variants import RULE_VARIANTS, board_class
 from bot.ops.config import Config
 
@@ -38,7 +38,7 @@ CHAIN_BUDGET_S: Final = 2.5
 ONLINE_BUDGET_SHARE: Final = 0.01
 
 
-SourceAnswer = SourcedMove | RootRestriction | None
+SourceAnswer = SourcedMove | RootRestriction | Avoid | None
 
 
 class BookSource:
@@ -133,6 +133,7 @@ class MoveSourceChain:
         """
         started = time.monotonic()
         restriction: RootRestriction | None = None
+        avoid: frozenset[chess.Move] = frozenset()
         for source in self.sources:
             left_s = budget_s - (time.monotonic() - started)
             if left_s <= 0:
@@ -143,11 +144,14 @@ class MoveSourceChain:
                 log.warning("move source %s failed: %s: %s", source.name, type(exc).__name__,
                             exc)
                 continue
-            if isinstance(answer, RootRestriction):
+            if isinstance(answer, Avoid):  # the engine weighs it; the chain only passes over
+                avoid |= answer.moves
+            elif isinstance(answer, RootRestriction):
                 legal = tuple(m for m in answer.moves if board.is_legal(m))
                 if legal and restriction is None:
                     restriction = RootRestriction(legal, answer.source, answer.tablebase_wdl)
-            elif answer is not None and board.is_legal(answer.move):
+            elif (answer is not None and board.is_legal(answer.move)
+                  and answer.move not in avoid):
                 return answer
         return restriction
 

@@ -1,23 +1,34 @@
 """The game features the config turns on, plugged into the game hooks.
 
 Book, Syzygy tablebase and online sources become move sources (asked in that order before
-the engine); `bot.features.commands` answers chat commands; `bot.features.pgn` records every
-game. Files and sessions opened here belong to `Features` and are closed with it.
+the engine), after the deviation from a past game against the same opponent
+(`bot.features.pairings`, which remembers each game); `bot.features.commands` answers chat
+commands; `bot.features.pgn` records every game. Files and sessions opened here belong to
+`Features` and are closed with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 import aiohttp
 
 from bot.features.book import BookError
 from bot.features.commands import CommandResponder
 from bot.features.movesource import MoveSources
+from bot.features.pairings import STATE_FILE as PAIRINGS_FILE
+from bot.features.pairings import DeviationSource, PairingMemory, PairingObserver
 from bot.features.pgn import PgnObserver, fetch_export, save_unwatched
 from bot.features.tablebase import TablebaseError
-from bot.game.hooks import ChatCommandHandler, GameContext, GameHooks, GameObserver
+from bot.game.hooks import (
+    ChatCommandHandler,
+    GameContext,
+    GameHooks,
+    GameObserver,
+    MoveSource,
+)
 from bot.lichess.client import USER_AGENT
 from bot.lichess.events import GameFull, GameInfo, GameStatus
 from bot.ops.config import Config
@@ -42,6 +53,9 @@ class Features:
                 headers={"Authorization": f"Bearer {token}"})
         except (BookError, TablebaseError) as exc:
             raise FeatureError(str(exc)) from exc
+        self.memory = (PairingMemory(config.state_dir / PAIRINGS_FILE,
+                                     config.openings.memory_opponents)
+                       if config.openings.memory else None)
 
     def _http(self) -> aiohttp.ClientSession:
         """The session for the online services and game exports, opened on first use."""
@@ -55,6 +69,20 @@ class Features:
     def _observer(self, full: GameFull, context: GameContext) -> GameObserver:
         return PgnObserver(self.config.pgn, full, context, server_url=self.url,
                            fetch_export=self._export)
+
+    def _pairing_observer(self, full: GameFull, context: GameContext) -> GameObserver:
+        assert self.memory is not None
+        return PairingObserver(self.memory, full, context)
+
+    def _move_sources(self, context: GameContext) -> list[MoveSource]:
+        """In a rated game the deviation from a past game first (it passes over the others'
+        moves that would repeat it), then the book, tablebase and online sources."""
+        sources = self.sources(context)
+        if self.memory is None or not context.rated:
+            return sources
+        books = (self.sources.book,) if self.sources.book is not None else ()
+        return [DeviationSource(self.memory, self.config.openings.deviation_margin_cp, books),
+                *sources]
 
     async def _save_unwatched(self, info: GameInfo) -> None:
         """A game that ended between visits: its PGN from the server's export."""
@@ -72,10 +100,15 @@ class Features:
         def commands() -> ChatCommandHandler:
             return CommandResponder()
 
+        observers: list[Callable[[GameFull, GameContext], GameObserver]] = []
+        if self.config.pgn.enabled:
+            observers.append(self._observer)
+        if self.memory is not None:
+            observers.append(self._pairing_observer)
         return GameHooks(
-            move_sources=self.sources,
+            move_sources=self._move_sources,
             chat_commands=commands,
-            observers=(self._observer,) if self.config.pgn.enabled else (),
+            observers=tuple(observers),
             finished_unwatched=self._save_unwatched if self.config.pgn.enabled else None,
         )
 

@@ -2,7 +2,7 @@
 
 - Move sources (book, tablebase, online) are asked in order before the engine; the first
   that answers with a move plays it. A source may instead narrow the engine's root moves
-  (a tablebase that only suggests).
+  (a tablebase that only suggests), or name moves to avoid (a past game's, not to repeat).
 - A chat-command handler answers chat lines from other users; the game posts the reply
   (sanitized) and carries out its action.
 - Game observers follow the game (PGN records): its states, our moves, and its end; a game
@@ -69,12 +69,24 @@ class RootRestriction:
     tablebase_wdl: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Avoid:
+    """Not a move but a warning: these moves would repeat a past game against this opponent
+    (lila's `botFarming`). Other sources' answers among them are passed over, and the engine
+    plays another move if its MultiPV shows one within `margin_cp` of its best."""
+
+    moves: frozenset[chess.Move]
+    margin_cp: int
+    source: str
+    why: str  # for the log: which past game, at which ply
+
+
 class MoveSource(Protocol):
     name: str
 
     async def choose(
         self, board: chess.Board, context: GameContext
-    ) -> SourcedMove | RootRestriction | None:
+    ) -> SourcedMove | RootRestriction | Avoid | None:
         """A move (or root advice) for `board`, our turn; None lets the next source answer."""
         ...
 

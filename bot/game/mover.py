@@ -1,8 +1,9 @@
 """The mover: our move when it is our turn, and pondering on the opponent's time.
 
 One mover task per turn asks the move sources in order, then the engine (restarted when it
-fails), weighs resigning and offering a draw, and sends the move. The task is cancelled if
-the position changes while it thinks (a takeback), never once the move is on its way. The
+fails; with MultiPV when a source names a past game's move to avoid, bot/game/deviation.py),
+weighs resigning and offering a draw, and sends the move. The task is cancelled if the
+position changes while it thinks (a takeback), never once the move is on its way. The
 echo of our move times the round trip and the clock's charge, for the next allocation.
 With engine.ponder, a search of the reply the PV expects runs until the opponent moves.
 """
@@ -21,10 +22,19 @@ import chess
 import chess.engine
 
 from bot.engines.pool import Engine, EngineFailure, EnginePool
+from bot.engines.searchline import SearchLine
 from bot.game.alarms import Alarms
 from bot.game.clock import LatencyMeter, ThinkPlan, plan_move
 from bot.game.conduct import Conduct
-from bot.game.hooks import GameContext, LastSearch, MoveSource, RootRestriction, SourcedMove
+from bot.game.deviation import choose_deviation, lines_wanted
+from bot.game.hooks import (
+    Avoid,
+    GameContext,
+    LastSearch,
+    MoveSource,
+    RootRestriction,
+    SourcedMove,
+)
 from bot.game.metrics import Metrics, MoveTiming, ThinkingLoad
 from bot.game.position import Position, wire_uci
 from bot.lichess.client import AuthError, Lichess, RequestError, Unavailable, attempt
@@ -281,12 +291,20 @@ class Mover:
         (0 for a move source's answer)."""
         board, moves, context = turn.board, turn.moves, turn.context
         restriction: RootRestriction | None = None
+        avoid: Avoid | None = None
         for source in self.sources:
             try:
                 async with asyncio.timeout(SOURCE_TIMEOUT_S):
                     answer = await source.choose(board, context)
             except Exception as exc:
                 log.warning("move source %s failed: %s: %s", source.name, type(exc).__name__, exc)
+                continue
+            if isinstance(answer, Avoid):
+                avoid = avoid or answer
+                continue
+            if isinstance(answer, SourcedMove) and avoid is not None and answer.move in avoid.moves:
+                log.debug("%s offered %s, the move of %s: passed over", source.name,
+                          answer.move.uci(), avoid.why)
                 continue
             if isinstance(answer, RootRestriction):
                 legal = tuple(m for m in answer.moves if board.is_legal(m))
@@ -311,11 +329,14 @@ class Mover:
             plan = self._plan(turn)
             self.load.thinking += 1
             ponder = self._may_ponder()
+            multipv = (lines_wanted(len(avoid.moves), board.legal_moves.count())
+                       if avoid is not None and root_moves is None and self._engine.multipv
+                       else 1)
             try:
                 thought = await self._engine.think(board, plan.limit,
                                                    hard_limit_s=plan.hard_limit_s,
                                                    game=self.game_id, root_moves=root_moves,
-                                                   ponder=ponder)
+                                                   ponder=ponder, multipv=multipv)
             except EngineFailure as exc:
                 log.error("engine failure (attempt %d of %d): %s; position: %s moves %s",
                           attempt_no, ENGINE_ATTEMPTS, exc, context.initial_fen,
@@ -328,9 +349,27 @@ class Mover:
                 log.warning("the engine overran its hard limit but answered to stop")
             if ponder and self._engine.xboard:
                 self.metrics.ponders += 1  # told `hard`: it ponders by itself after this move
-            return (SourcedMove(thought.move, "engine", thought.line, wdl),
-                    time.monotonic() - engine_start)
+            chosen = SourcedMove(thought.move, "engine", thought.line, wdl)
+            if avoid is not None and root_moves is None:
+                chosen = self._deviate(chosen, thought.lines, avoid, board.turn)
+            return chosen, time.monotonic() - engine_start
         raise EngineFailure(f"no move after {ENGINE_ATTEMPTS} engine attempts")
+
+    def _deviate(self, chosen: SourcedMove, lines: tuple[SearchLine, ...], avoid: Avoid,
+                 color: chess.Color) -> SourcedMove:
+        """The engine's move, or the best of its MultiPV lines that leaves a past game within
+        the margin; with none, the engine's move and a line in the log saying so."""
+        if chosen.move not in avoid.moves:
+            return chosen
+        deviation = choose_deviation(lines, avoid.moves, avoid.margin_cp, color)
+        if deviation is None:
+            why = ("the engine declares no MultiPV" if not lines else
+                   f"no other move within {avoid.margin_cp} cp")
+            log.info("game %s: repeating %s: %s; playing on", self.game_id, avoid.why, why)
+            return chosen
+        log.info("game %s: leaving %s with %s (%d cp below the best)", self.game_id, avoid.why,
+                 deviation.line.pv[0].uci(), deviation.loss_cp)
+        return SourcedMove(deviation.line.pv[0], "engine", deviation.line, chosen.tablebase_wdl)
 
     async def _replace_engine(self, why: str) -> None:
         self.metrics.engine_restarts += 1

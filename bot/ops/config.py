@@ -611,6 +611,11 @@ class BookConfig:
                           _choice("best_move", "weighted_random", "uniform_random"))
     min_weight: int = _key(1, _integer(0))
     max_depth: int = _key(20, _integer(0, what="a number of plies"))
+    # The book learned from the bot's own games (bot/features/learnbook.py), probed first.
+    learn: bool = _key(False, _boolean)
+    learn_min_games: int = _key(1, _integer(1, what="a number of games"))
+    learn_max_plies: int = _key(20, _integer(1, what="a number of plies"))
+    learn_memory_mb: int = _key(512, _integer(64, what="a size in MiB"))
 
 
 @dataclass(frozen=True)
@@ -705,6 +710,17 @@ class TournamentsConfig:
 
 
 @dataclass(frozen=True)
+class OpeningsConfig:
+    """The last games against each opponent, and the deviation from them in rated games
+    (bot/features/pairings.py): lila leaves a rated bot game unrated when its first 20
+    plies and winner repeat one of the pair's last two games."""
+
+    memory: bool = _key(True, _boolean)
+    memory_opponents: int = _key(1000, _integer(1, what="a number of opponents"))
+    deviation_margin_cp: int = _key(30, _integer(0, 500, what="a score in centipawns"))
+
+
+@dataclass(frozen=True)
 class Config:
     url: str = _key("https://lichess.org", _url)
     token_file: Path | None = field(default=None, metadata=_check(_optional(_path)))
@@ -716,6 +732,7 @@ class Config:
     game: GameConfig = field(default_factory=GameConfig)
     chat: ChatConfig = field(default_factory=ChatConfig)
     book: BookConfig = field(default_factory=BookConfig)
+    openings: OpeningsConfig = field(default_factory=OpeningsConfig)
     tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
     online: OnlineConfig = field(default_factory=OnlineConfig)
     draw: DrawConfig = field(default_factory=DrawConfig)

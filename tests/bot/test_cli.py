@@ -27,7 +27,8 @@ from bot.watch.server import PASSWORD_ENV
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import GUARD_S
 
-COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "tournament", "version")
+COMMANDS = ("play", "demo", "sandbox", "check-config", "upgrade", "tournament", "book",
+            "version")
 
 
 @pytest.fixture(autouse=True)
