@@ -212,6 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "book.learn_max_plies)")
     build.add_argument("--no-records", action="store_true",
                        help="learn from the files given only, not from pgn.dir")
+    build.add_argument("--memory-mb", type=int, metavar="MIB",
+                       help="bound the build's address space (the bot's rebuilds use "
+                            "book.learn_memory_mb); a build beyond it fails, writing nothing")
+    build.add_argument("--nice", type=int, default=0, metavar="N",
+                       help="run at this much lower priority (default: %(default)s)")
     _add_config(build)
     build.set_defaults(run=cmd_book)
 
@@ -495,6 +500,13 @@ def _arena_line(arena: dict[str, object]) -> str:
 def cmd_book(args: argparse.Namespace) -> int:
     from bot.features.learnbook import LearnError, build_book, learned_book_path
 
+    if args.nice:
+        os.nice(args.nice)
+    if args.memory_mb is not None:
+        import resource
+
+        limit = args.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     config = _load(args)
     sources = list(args.pgn)
     if not args.no_records and config.pgn.dir.is_dir():
@@ -511,6 +523,10 @@ def cmd_book(args: argparse.Namespace) -> int:
                                       min_games=min_games, max_plies=max_plies)
     except LearnError as error:
         _error(f"book build: {error}; nothing was written")
+        return ExitCode.ERROR
+    except MemoryError:
+        _error(f"book build: more than --memory-mb {args.memory_mb} MiB needed; nothing "
+               "was written")
         return ExitCode.ERROR
     skipped = [f"{count} {why}" for count, why in (
         (learned.skipped_variant, "of other variants"),

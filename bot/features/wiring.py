@@ -2,7 +2,8 @@
 
 Book, Syzygy tablebase and online sources become move sources (asked in that order before
 the engine), after the deviation from a past game against the same opponent
-(`bot.features.pairings`, which remembers each game); `bot.features.commands` answers chat
+(`bot.features.pairings`, which remembers each game), and the book learned from the bot's
+games first among the books (`bot.features.learning`); `bot.features.commands` answers chat
 commands; `bot.features.pgn` records every game. Files and sessions opened here belong to
 `Features` and are closed with it.
 """
@@ -10,6 +11,7 @@ commands; `bot.features.pgn` records every game. Files and sessions opened here 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -17,6 +19,7 @@ import aiohttp
 
 from bot.features.book import BookError
 from bot.features.commands import CommandResponder
+from bot.features.learning import BookLearner, LearnedBookSource
 from bot.features.movesource import MoveSources
 from bot.features.pairings import STATE_FILE as PAIRINGS_FILE
 from bot.features.pairings import DeviationSource, PairingMemory, PairingObserver
@@ -56,6 +59,7 @@ class Features:
         self.memory = (PairingMemory(config.state_dir / PAIRINGS_FILE,
                                      config.openings.memory_opponents)
                        if config.openings.memory else None)
+        self.learner = BookLearner(config) if config.book.learn else None
 
     def _http(self) -> aiohttp.ClientSession:
         """The session for the online services and game exports, opened on first use."""
@@ -78,9 +82,12 @@ class Features:
         """In a rated game the deviation from a past game first (it passes over the others'
         moves that would repeat it), then the book, tablebase and online sources."""
         sources = self.sources(context)
+        learned = self.learner.book if self.learner is not None else None
+        if self.learner is not None:
+            sources.insert(0, LearnedBookSource(self.learner))
         if self.memory is None or not context.rated:
             return sources
-        books = (self.sources.book,) if self.sources.book is not None else ()
+        books = tuple(b for b in (learned, self.sources.book) if b is not None)
         return [DeviationSource(self.memory, self.config.openings.deviation_margin_cp, books),
                 *sources]
 
@@ -105,6 +112,11 @@ class Features:
             observers.append(self._observer)
         if self.memory is not None:
             observers.append(self._pairing_observer)
+        if self.learner is not None:
+            observers.append(self.learner.observer)  # last: after this game's PGN is written
+            with contextlib.suppress(RuntimeError):  # no event loop: nothing plays (check-config)
+                asyncio.get_running_loop()
+                self.learner.maybe_rebuild()  # the start is a quiet moment
         return GameHooks(
             move_sources=self._move_sources,
             chat_commands=commands,
@@ -114,8 +126,12 @@ class Features:
 
     def close_files(self) -> None:
         self.sources.close()
+        if self.learner is not None and self.learner.book is not None:
+            self.learner.book.close()
 
     async def close(self) -> None:
+        if self.learner is not None:
+            await self.learner.close()
         self.close_files()
         if self._session is not None:
             await self._session.close()
