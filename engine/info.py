@@ -32,6 +32,7 @@ class Iteration:
     time_ms: int
     hashfull: int
     pv: tuple[str, ...]
+    multipv: int = 1  # the line's rank among the MultiPV lines, 1 the best
 
     @property
     def nps(self) -> int:
@@ -45,7 +46,7 @@ class Iteration:
 
     def uci(self) -> str:
         line = (
-            f"info depth {self.depth} seldepth {self.seldepth} multipv 1 "
+            f"info depth {self.depth} seldepth {self.seldepth} multipv {self.multipv} "
             f"score {self.score_text()} nodes {self.nodes} nps {self.nps} "
             f"hashfull {self.hashfull} time {self.time_ms}"
         )
@@ -61,3 +62,13 @@ class SearchResult:
     nodes: int
     pv: tuple[str, ...]
     thread: int = 0  # whose line it is: 0 the main thread, i helper thread i
+    # the MultiPV lines of the deepest iteration completed, best first (one line at MultiPV 1)
+    lines: tuple[RootLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class RootLine:
+    """One MultiPV line: its score and its principal variation (UCI text)."""
+
+    score: int
+    pv: tuple[str, ...]

@@ -22,6 +22,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -58,7 +59,7 @@ from engine.evalcache import cached_evaluate, prefetch_entry
 from engine.evaluate import material_eval
 from engine.history import update_at_cutoff
 from engine.info import Iteration as Iteration  # the self-play tools import it from here
-from engine.info import SearchResult
+from engine.info import RootLine, SearchResult
 from engine.jit import njit_noalloc
 from engine.movegen import gen_captures, gen_moves, in_check, is_legal
 from engine.movepick import (
@@ -143,6 +144,20 @@ from engine.variant import RESULT_DRAW, RESULT_NONE, RESULT_WIN, variant_result
 UCI_TEXT_CACHE_SIZE = 1 << 16  # more than the distinct moves of any game
 
 
+@dataclass(frozen=True)
+class SearchShape:
+    """How a search spreads its effort: ``multipv`` lines at the root; ``helpers``: the Lazy
+    SMP helper threads search too; ``whole_first_depth``: a node limit waits for depth 1 to
+    end, so every line has a score (a limited level picks among them)."""
+
+    multipv: int = 1
+    helpers: bool = True
+    whole_first_depth: bool = False
+
+
+SINGLE_PV = SearchShape()
+
+
 def _lmr_table() -> npt.NDArray[np.int32]:
     """Late move reduction by depth and move number: base + ln(depth) * ln(moves) / divisor."""
     table = np.zeros((64, 64), dtype=np.int32)
@@ -219,7 +234,9 @@ def _poll_stop(info: Int64Array, stop: Int64Array) -> bool:
     """Count a node; every few nodes check the stop flag and the node limit."""
     nodes = info[I_NODES] + 1
     info[I_NODES] = nodes
-    if (nodes & STOP_CHECK_NODES) == 0:
+    # the node limit is met exactly (a weak level's budget is a few hundred nodes); beyond
+    # it (a limit set after the count passed it) the periodic check ends the search
+    if (nodes & STOP_CHECK_NODES) == 0 or nodes == info[I_NODE_LIMIT]:
         limit = info[I_NODE_LIMIT]
         if stop[0] != 0 or (limit > 0 and nodes >= limit):
             info[I_STOPPED] = 1
@@ -892,6 +909,7 @@ class Searcher:
         started_s: float,
         report: Callable[[Iteration], None],
         clock_started: Callable[[], float | None] | None = None,
+        shape: SearchShape = SINGLE_PV,
     ) -> SearchResult:
         """Iterative deepening until a limit; ``report`` is called after every iteration.
 
@@ -899,7 +917,8 @@ class Searcher:
         the ``time.monotonic()`` at which thinking started (for nps and the soft limit);
         ``clock_started``, when given, returns the time the clock started instead, or None
         while it has not (pondering starts it at ``ponderhit``).  A node limit is shared
-        evenly between the threads.
+        evenly between the threads that search (``shape.helpers``: all of them, else the
+        main thread alone).
         """
         t = self.tables
         legal = position.legal_moves()
@@ -921,25 +940,35 @@ class Searcher:
         self.generation = (self.generation + 1) % tt.GENERATION_CYCLE
         t.info[:] = 0
         t.info[I_GENERATION] = self.generation
-        t.info[I_NODE_LIMIT] = -(-(limits.nodes or 0) // self.threads)  # rounded up
+        threads = self.threads if shape.helpers else 1
+        t.info[I_NODE_LIMIT] = -(-(limits.nodes or 0) // threads)  # rounded up
         t.info[I_ROOT_MOVES] = len(legal) if limits.searchmoves and legal else 0
         t.pv_len.fill(0)
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
         if limits.mate is not None:  # deeper than this a mate in ``mate`` is not looked for
             max_depth = min(max_depth, 2 * limits.mate + MATE_SEARCH_EXTRA_PLIES)
-        helper_lines = self.pool.start(position, functools.partial(self._help, max_depth))
+        helper_lines: list[ThreadLine] = []
+        if shape.helpers:
+            helper_lines = self.pool.start(position, functools.partial(self._help, max_depth))
+        else:
+            for helper in self.pool.helpers:  # idle: their last counts are not this search's
+                helper.info[I_NODES] = 0
         try:
             line = self._deepen(
-                position, limits, budget, started_s, report, clock_started, legal, max_depth
+                position, limits, budget, started_s, report, clock_started, legal, max_depth,
+                shape,
             )
         finally:
             self.pool.stop()
-        best = chosen_line(line, helper_lines)
+        # with several lines, bestmove is line 1 by definition: the helpers search one line
+        best = chosen_line(line, helper_lines) if len(line.lines) <= 1 else line
         if best is not line:
             report(self._iteration(best.depth, best.score, "", started_s, best.texts))
+        lines = line.lines if best is line and line.lines else (RootLine(best.score, best.texts),)
         ponder = best.texts[1] if len(best.texts) > 1 else None
         return SearchResult(
-            best.texts[0], ponder, best.score, best.depth, self.nodes(), best.texts, best.thread
+            best.texts[0], ponder, best.score, best.depth, self.nodes(), best.texts, best.thread,
+            lines,
         )
 
     def _deepen(
@@ -952,13 +981,28 @@ class Searcher:
         clock_started: Callable[[], float | None] | None,
         legal: list[int],
         max_depth: int,
+        shape: SearchShape,
     ) -> ThreadLine:
-        """The main thread's iterative deepening: it reports, and it decides when to stop."""
+        """The main thread's iterative deepening: it reports, and it decides when to stop.
+
+        With ``shape.multipv`` above one, each depth searches line k on the root less the
+        first moves of lines 1 .. k-1 (through the root move list, as ``searchmoves``), each
+        line in its own aspiration window around its own last score; the lines are reported
+        best first once the depth is complete.
+        """
         t = self.tables
         iteration_clock = IterationClock(budget)
         best = ThreadLine([legal[0]], (position.move_to_uci(legal[0]),))
+        wanted = max(1, min(shape.multipv, len(legal)))
+        line_scores = [0] * wanted  # each line's last score: the centre of its next window
+        node_limit = int(t.info[I_NODE_LIMIT])
+        if shape.whole_first_depth:
+            t.info[I_NODE_LIMIT] = 0  # depth 1 always ends: every line gets a score
+        searching = [0]  # the line being searched, 0 the first
 
         def on_fail(value: int, bound: str) -> None:
+            if searching[0] > 0:
+                return  # only the first line's bounds are worth a line of their own
             # the line is read once, for the best move and the info line alike
             moves, texts = self._pv_text(position, t)
             if bound == "lowerbound" and t.info[I_ROOT_UPDATED]:
@@ -969,7 +1013,10 @@ class Searcher:
         for depth in range(1, max_depth + 1):
             t.info[I_ITERATION] = depth
             t.info[I_SELDEPTH] = 0
-            value = self._iterate(position, t, self.stop, depth, score, on_fail)
+            searching[0] = 0
+            if wanted > 1:
+                self._restrict_root(t, legal, ())
+            value = self._iterate(position, t, self.stop, depth, line_scores[0], on_fail)
             if value is None:  # stopped
                 if t.info[I_ROOT_UPDATED]:
                     moves, texts = self._pv_text(position, t)
@@ -978,11 +1025,33 @@ class Searcher:
                 break
             score = value
             moves, texts = self._pv_text(position, t)
-            if moves:
-                best.moves, best.texts = moves, texts
-            best.score, best.depth = score, depth
-            report(self._iteration(depth, score, "", started_s, texts))
+            if wanted == 1:
+                line_scores[0] = score
+                if moves:
+                    best.moves, best.texts = moves, texts
+                best.score, best.depth = score, depth
+                best.lines = (RootLine(score, best.texts),)
+                report(self._iteration(depth, score, "", started_s, texts))
+            else:
+                found = self._other_lines(position, t, legal, depth, line_scores, searching,
+                                          (score, moves, texts))
+                if found is None:
+                    break  # stopped inside the depth: the last complete depth's lines stand
+                score, moves, texts = found[0].score, found[0].moves, found[0].texts
+                if moves:
+                    best.moves, best.texts = moves, texts
+                best.score, best.depth = score, depth
+                best.lines = tuple(RootLine(line.score, line.texts) for line in found)
+                for rank, line in enumerate(found, start=1):
+                    report(replace(
+                        self._iteration(depth, line.score, "", started_s, line.texts),
+                        multipv=rank,
+                    ))
             iteration_clock.record_iteration(best.moves[0])
+            if depth == 1 and shape.whole_first_depth:
+                t.info[I_NODE_LIMIT] = node_limit
+                if 0 < node_limit <= t.info[I_NODES]:
+                    break  # the budget went on depth 1
             if limits.mate is not None and score >= MATE - 2 * limits.mate + 1:
                 break
             if abs(score) >= MATE_BOUND and depth >= MATE - abs(score) + 2:
@@ -997,6 +1066,46 @@ class Searcher:
             if self.stop[0]:
                 break
         return best
+
+    @staticmethod
+    def _restrict_root(t: SearchTables, legal: list[int], excluded: tuple[int, ...]) -> int:
+        """Search the root on ``legal`` less ``excluded``; how many moves remain."""
+        allowed = [move for move in legal if move not in excluded]
+        t.root_moves[: len(allowed)] = allowed
+        t.info[I_ROOT_MOVES] = len(allowed)
+        return len(allowed)
+
+    def _other_lines(
+        self,
+        position: Position,
+        t: SearchTables,
+        legal: list[int],
+        depth: int,
+        line_scores: list[int],
+        searching: list[int],
+        first: tuple[int, list[int], tuple[str, ...]],
+    ) -> list[ThreadLine] | None:
+        """Lines 2 .. n of ``depth`` after the first (``first``: its score, moves, text),
+        sorted best first with it; None when the search stopped before the last one."""
+        score, moves, texts = first
+        found = [ThreadLine(moves, texts, score, depth)]
+        line_scores[0] = score
+        excluded: tuple[int, ...] = (moves[0],) if moves else ()
+        for k in range(1, len(line_scores)):
+            searching[0] = k
+            if not moves or self._restrict_root(t, legal, excluded) == 0:
+                break
+            value = self._iterate(position, t, self.stop, depth, line_scores[k], None)
+            if value is None:
+                return None
+            moves, texts = self._pv_text(position, t)
+            line_scores[k] = value
+            found.append(ThreadLine(moves, texts, value, depth))
+            excluded = (*excluded, moves[0]) if moves else excluded
+        found.sort(key=lambda line: -line.score)  # stable: ties keep the search's order
+        for k, line in enumerate(found):
+            line_scores[k] = line.score
+        return found
 
     # -- helper threads ------------------------------------------------------------------------
     def _help(

@@ -23,6 +23,7 @@ from engine import nnue
 from engine.board import Position
 from engine.constants import MAX_MOVES, Int32Array, Int64Array, KeyArray
 from engine.evaluate import SCRATCH_SIZE
+from engine.info import RootLine
 from engine.movepick import CAPTURE_HISTORY_SIZE, CONT_SIZE, NO_CONT, SEE_BUFFER_SIZE
 from engine.nnue import Int16Array
 from engine.params import EVAL_CACHE_ENTRIES_LOG2, MAX_PLY, SMP_SKIP_PHASE, SMP_SKIP_SIZE
@@ -147,6 +148,7 @@ class ThreadLine:
     score: int = 0
     depth: int = 0  # 0: no iteration completed
     thread: int = 0  # 0: the main thread, i: helper thread i
+    lines: tuple[RootLine, ...] = ()  # the MultiPV lines of ``depth``, best first
 
 
 def chosen_line(main: ThreadLine, helpers: list[ThreadLine]) -> ThreadLine:

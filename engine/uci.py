@@ -34,7 +34,7 @@ from engine.jit import uncompiled
 from engine.nnue import static_scores
 from engine.params import DEFAULT_EVAL_FILE, DEFAULT_MOVE_OVERHEAD_MS, DEFAULT_THREADS
 from engine.perft import divide_lines
-from engine.search import Searcher, warm_up
+from engine.search import SINGLE_PV, Searcher, SearchShape, warm_up
 from engine.timeman import GoLimits, TimeBudget, plan
 from engine.variant import RESULT_NONE, UCI_VARIANTS, variant_result
 
@@ -43,6 +43,7 @@ ENGINE_AUTHOR = "the Kibitz developers"
 MAX_MOVE_OVERHEAD_MS = 10_000
 MAX_PERFT_DEPTH = 12
 WARM_POLL_S = 0.005  # how often a search waiting for the warm-up checks for a stop
+MAX_MULTIPV = 64
 
 _INT_PARAMS = {
     "wtime": "wtime_ms",
@@ -219,6 +220,7 @@ class UciEngine:
         self._pondering = False
         self._budget = TimeBudget(None, None)
         self._clock_start_s: float | None = None
+        self.multipv = 1
 
     # -- output ----------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -357,6 +359,7 @@ class UciEngine:
         self.send(f"option name EvalFile type string default {self.eval_file or '<empty>'}")
         names = " ".join(f"var {name}" for name in UCI_VARIANTS)
         self.send(f"option name UCI_Variant type combo default chess {names}")
+        self.send(f"option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}")
         self.send("uciok")
         self.start_warm_up()
 
@@ -402,6 +405,8 @@ class UciEngine:
             self.move_overhead_ms = self._int_option(name, value, 0, MAX_MOVE_OVERHEAD_MS)
         elif key == "ponder":
             self.ponder = self._bool_option(name, value)
+        elif key == "multipv":
+            self.multipv = self._int_option(name, value, 1, MAX_MULTIPV)
         elif key == "uci_chess960":
             self.chess960 = self._bool_option(name, value)
             if self.position is not None:
@@ -580,8 +585,9 @@ class UciEngine:
     ) -> None:
         try:
             if self._await_warm_up():
+                shape = SINGLE_PV if self.multipv == 1 else SearchShape(multipv=self.multipv)
                 result = self.searcher.think(
-                    position, limits, budget, started, self._report, self._clock_start
+                    position, limits, budget, started, self._report, self._clock_start, shape
                 )
                 best, ponder = result.best_move, result.ponder_move
             else:

@@ -21,7 +21,7 @@ from engine.board import Position
 from engine.constants import MAX_MOVES
 from engine.info import Iteration, SearchResult
 from engine.params import DEFAULT_EVAL_FILE, MATE
-from engine.search import Searcher
+from engine.search import Searcher, SearchShape
 from engine.threads import (
     HELPER_THREAD_NAME,
     I_NODES,
@@ -119,7 +119,7 @@ class _ShallowMainThread(Searcher):
     def _deepen(self, position: Position, limits: GoLimits, budget: TimeBudget,
                 started_s: float, report: Callable[[Iteration], None],
                 clock_started: Callable[[], float | None] | None, legal: list[int],
-                max_depth: int) -> ThreadLine:
+                max_depth: int, shape: SearchShape) -> ThreadLine:
         for thread in self.pool.running:  # each ends by itself at max_depth
             thread.join(WAIT_S)
         return ThreadLine([legal[0]], (position.move_to_uci(legal[0]),), score=-MATE, depth=1)
