@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import random
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ import chess
 import chess.variant
 import numpy as np
 
-from engine import nnue, tt
+from engine import nnue, strength, tt
 from engine.board import FenError, Position
 from engine.constants import VARIANT_CHESS, VARIANT_KING_OF_THE_HILL, VARIANT_THREE_CHECK
 from engine.info import Iteration
@@ -44,6 +45,7 @@ MAX_MOVE_OVERHEAD_MS = 10_000
 MAX_PERFT_DEPTH = 12
 WARM_POLL_S = 0.005  # how often a search waiting for the warm-up checks for a stop
 MAX_MULTIPV = 64
+MAX_SEED = 2**31 - 1
 
 _INT_PARAMS = {
     "wtime": "wtime_ms",
@@ -221,6 +223,10 @@ class UciEngine:
         self._budget = TimeBudget(None, None)
         self._clock_start_s: float | None = None
         self.multipv = 1
+        self.limit_strength = False
+        self.elo = strength.ELO_DEFAULT
+        self.seed = 0  # 0: a fresh seed every game
+        self._rng = random.Random()
 
     # -- output ----------------------------------------------------------------------------------
     def send(self, line: str) -> None:
@@ -360,6 +366,12 @@ class UciEngine:
         names = " ".join(f"var {name}" for name in UCI_VARIANTS)
         self.send(f"option name UCI_Variant type combo default chess {names}")
         self.send(f"option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}")
+        self.send("option name UCI_LimitStrength type check default false")
+        self.send(
+            f"option name UCI_Elo type spin default {strength.ELO_DEFAULT} "
+            f"min {strength.ELO_MIN} max {strength.ELO_MAX}"
+        )
+        self.send(f"option name Seed type spin default 0 min 0 max {MAX_SEED}")
         self.send("uciok")
         self.start_warm_up()
 
@@ -373,6 +385,7 @@ class UciEngine:
         self.searcher.clear(self._quitting)
         self.position = Position.startpos(self.variant)
         self.position.chess960 = self.chess960
+        self._reseed()
 
     def _cmd_setoption(self, args: list[str]) -> None:
         if not args or args[0] != "name":
@@ -407,6 +420,13 @@ class UciEngine:
             self.ponder = self._bool_option(name, value)
         elif key == "multipv":
             self.multipv = self._int_option(name, value, 1, MAX_MULTIPV)
+        elif key == "uci_limitstrength":
+            self.limit_strength = self._bool_option(name, value)
+        elif key == "uci_elo":
+            self._set_elo(name, value)
+        elif key == "seed":
+            self.seed = self._int_option(name, value, 0, MAX_SEED)
+            self._reseed()
         elif key == "uci_chess960":
             self.chess960 = self._bool_option(name, value)
             if self.position is not None:
@@ -427,6 +447,23 @@ class UciEngine:
                 self.position.chess960 = self.chess960
         else:
             raise UciError(f"setoption: unknown option {name!r}")
+
+    def _set_elo(self, name: str, value: str) -> None:
+        """``UCI_Elo``: a level out of the range is clamped to it, and the GUI is told."""
+        try:
+            elo = int(value)
+        except ValueError:
+            raise UciError(f"setoption: {name} needs an integer, got {value!r}") from None
+        self.elo = strength.clamp_elo(elo)
+        if self.elo != elo:
+            self.send(
+                f"info string {name} {elo} is outside {strength.ELO_MIN}-{strength.ELO_MAX}; "
+                f"set to {self.elo}"
+            )
+
+    def _reseed(self) -> None:
+        """A new game's generator for the limited level's choices: ``Seed``, or fresh."""
+        self._rng = random.Random(self.seed if self.seed else None)
 
     def _set_eval_file(self, value: str) -> None:
         """Load the net at ``value`` (empty or ``<empty>``: the hand-written evaluation).
@@ -529,6 +566,10 @@ class UciEngine:
                 self._arm_timer(budget, received_s)
         self._start_worker(self._run_search, (position, limits, budget, received_s), "search")
 
+    def _level(self) -> strength.Level | None:
+        """The limited level of the next search, None at full strength."""
+        return strength.level(self.elo) if self.limit_strength else None
+
     def _start_worker(
         self, target: Callable[..., None], args: tuple[object, ...], name: str
     ) -> None:
@@ -583,18 +624,29 @@ class UciEngine:
     def _run_search(
         self, position: Position, limits: GoLimits, budget: TimeBudget, started: float
     ) -> None:
+        level = self._level()
+        think_ms = 0.0
         try:
             if self._await_warm_up():
-                shape = SINGLE_PV if self.multipv == 1 else SearchShape(multipv=self.multipv)
-                result = self.searcher.think(
-                    position, limits, budget, started, self._report, self._clock_start, shape
-                )
-                best, ponder = result.best_move, result.ponder_move
+                if level is None:
+                    shape = (SINGLE_PV if self.multipv == 1
+                             else SearchShape(multipv=self.multipv))
+                    result = self.searcher.think(
+                        position, limits, budget, started, self._report, self._clock_start,
+                        shape,
+                    )
+                    best, ponder = result.best_move, result.ponder_move
+                else:
+                    best, ponder, think_ms = self._limited_search(
+                        position, limits, budget, started, level
+                    )
             else:
                 best, ponder = _fallback_move(position), None
             # Infinite and pondering searches wait for stop/ponderhit before answering.
             if limits.infinite or limits.ponder:
                 self._release.wait()
+            if think_ms > 0:
+                self._wait_for_clock(think_ms)
             self._cancel_timer()
             if best is None:
                 self.send(f"info string no legal move: {_game_end(position)}")
@@ -608,6 +660,48 @@ class UciEngine:
             self.error(f"search failed: {type(error).__name__}: {error}")
             answer = f"bestmove {_fallback_move(position) or '0000'}"
         self._finish(answer)
+
+    def _limited_search(
+        self, position: Position, limits: GoLimits, budget: TimeBudget, started: float,
+        level: strength.Level,
+    ) -> tuple[str | None, str | None, float]:
+        """A limited level's move: one thread, ``LIMITED_MULTIPV`` lines (or MultiPV's, if
+        more; every line searched is reported), the level's node budget, then the level's
+        pick; with the clock, the time this level takes over the move (0 without one)."""
+        nodes = level.nodes if limits.nodes is None else min(limits.nodes, level.nodes)
+        shape = SearchShape(multipv=max(self.multipv, strength.LIMITED_MULTIPV),
+                            helpers=False, whole_first_depth=True)
+        result = self.searcher.think(
+            position, replace(limits, nodes=nodes), budget, started, self._report,
+            self._clock_start, shape,
+        )
+        if result.best_move is None or not result.lines:
+            return result.best_move, result.ponder_move, 0.0
+        chosen = result.lines[strength.pick(result.lines, level, self._rng)]
+        by_clock = limits.movetime_ms is None and not limits.infinite and (
+            limits.depth is None and limits.nodes is None)
+        think_ms = 0.0
+        if by_clock and budget.soft_ms is not None:
+            think_ms = strength.think_time_ms(level, budget, self._rng,
+                                              strength.obvious(result.lines))
+        self.send(
+            f"info string UCI_Elo {level.elo}: searched {result.nodes} of {nodes} nodes, "
+            f"depth {result.depth}, chose line "
+            f"{result.lines.index(chosen) + 1} of {len(result.lines)}, "
+            f"think {int(think_ms)} ms of the full-strength {int(budget.soft_ms or 0)} ms"
+        )
+        ponder = chosen.pv[1] if len(chosen.pv) > 1 else None
+        return chosen.pv[0], ponder, think_ms
+
+    def _wait_for_clock(self, think_ms: float) -> None:
+        """Hold the move until ``think_ms`` after the clock started (at ponderhit when
+        pondering); ``stop``, ``quit`` and the hard limit end the wait."""
+        origin = self._clock_start()
+        if origin is None:
+            return
+        remaining_s = origin + think_ms / 1000.0 - time.monotonic()
+        if remaining_s > 0:
+            self._stop_requested.wait(remaining_s)
 
     def _cancel_timer(self) -> None:
         """Disarm the hard-limit timer before answering, so it cannot stop the next search."""
