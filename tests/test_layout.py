@@ -46,8 +46,9 @@ ENGINE_FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"pieceset", "psqt", "variant", "movegen", "board", "perft", "pvline"}),  # the board
     frozenset({"evaluate", "nnue", "evalcache"}),  # the evaluations
     frozenset({"movepick", "tt", "timeman"}),  # what the search consults
-    # the search, its threads and per-thread tables, its history updates, what it reports
-    frozenset({"search", "threads", "history", "info"}),
+    # the search, its threads and per-thread tables, its history updates, what it reports,
+    # and the limited strength that picks among its root lines
+    frozenset({"search", "threads", "history", "info", "strength"}),
     frozenset({"bench", "uci"}),  # the ways in: the bench and the UCI loop
     frozenset({"forkserver", "launcher", "__main__"}),  # the engine host and the process
 )

@@ -29,6 +29,7 @@ from tools.common.engines import (
     open_engine,
 )
 from tools.common.openings import Opening
+from tools.common.scores import MATE_CP
 from tools.common.sprt import SprtSpec, llr, pair_index
 
 WAKE_S = 0.5  # the longest a signal waits for the main thread while games run
@@ -203,7 +204,7 @@ class Seat:
 def _white_pov(score: chess.engine.PovScore | None) -> int | None:
     if score is None:
         return None
-    return score.white().score(mate_score=100_000)
+    return score.white().score(mate_score=MATE_CP)
 
 
 def _adjudicate(board: chess.Board, scores: list[int | None], config: MatchConfig) -> str | None:

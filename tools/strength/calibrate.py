@@ -49,6 +49,7 @@ from tools.common.referee import (
     parse_time_control,
     run_match,
 )
+from tools.common.scores import MATE_CP
 from tools.common.signals import sigterm_as_interrupt
 from tools.strength import cploss
 from tools.strength.positions import load_positions
@@ -71,7 +72,7 @@ MAX_PLIES = 400
 # how the game will end: a "won" position it would throw away, or a level one it would lose,
 # must be played out, since converting (or not) is part of the strength being measured.
 # Draws still come by the rules (repetition, fifty moves, dead material) or at MAX_PLIES.
-NO_WIN_CP = 10 * cploss.MATE_CP  # above any score, mates included: never adjudicated
+NO_WIN_CP = 10 * MATE_CP  # above any score, mates included: never adjudicated
 NO_DRAW_MIN_PLY = 10_000  # after any game's end
 
 

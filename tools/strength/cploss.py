@@ -42,11 +42,11 @@ import chess
 import chess.engine
 
 from tools.common.engines import EngineSpec, check_installed, make_spec, open_engine
+from tools.common.scores import MATE_CP  # a mate in n reads as MATE_CP - n; capping makes it CAP_CP
 from tools.strength.positions import POSITIONS_FILE, load_positions
 
 CAP_CP = 1000
 BLUNDER_CP = 300
-MATE_CP = 100_000  # a mate in n is stored as MATE_CP - n; capping makes it CAP_CP
 REFERENCE_DEPTH = 12
 REFERENCE_HASH_MB = 16
 DEFAULT_CLOCK = "8000+100"  # wtime/btime + winc/binc in ms: 10 s + 0.1 s, a few moves in

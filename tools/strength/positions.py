@@ -33,6 +33,7 @@ import chess.engine
 
 from tools.common.engines import check_installed, open_engine, resolve_engine
 from tools.common.openings import load_openings
+from tools.common.scores import MATE_CP
 
 POSITIONS_FILE = Path(__file__).resolve().parent / "middlegames.epd"
 
@@ -75,7 +76,7 @@ def _play_line(engine: chess.engine.SimpleEngine, board: chess.Board,
     while board.ply() <= MAX_PLY and not board.is_game_over():
         infos = engine.analyse(board, chess.engine.Limit(nodes=GEN_NODES),
                                multipv=GEN_MULTIPV, game=game)
-        scored = [(info["score"].relative.score(mate_score=100_000), info["pv"][0])
+        scored = [(info["score"].relative.score(mate_score=MATE_CP), info["pv"][0])
                   for info in infos if info.get("pv")]
         if (board.ply() >= target_ply and abs(scored[0][0]) <= MAX_EVAL_CP
                 and is_middlegame(board)):

@@ -21,9 +21,8 @@ import chess
 import chess.engine
 
 from tools.common.engines import REPO_DIR, resolve_engine
+from tools.common.scores import MATE_CP
 from tools.texel.tune import load
-
-MATE_CP = 100_000
 
 
 def win_probability(score: chess.engine.PovScore) -> float:
