@@ -46,8 +46,8 @@ def main() -> None:
         run_bench(depth, net=net, threads=threads)
         return
     if args[0] == "host" and len(args) == 4 and args[2] == "--evalfile":
-        from engine.forkserver import HostError
-        from engine.forkserver import main as host_main
+        from engine.host import HostError
+        from engine.host import main as host_main
 
         try:
             host_main(args[1], args[3])
@@ -59,8 +59,8 @@ def main() -> None:
             sys.exit(f"usage: kibitz-engine {args[0]} SOCKET"
                      + (" [--evalfile NET]" if args[0] == "host" else ""))
         if args[0] == "host":
-            from engine.forkserver import HostError
-            from engine.forkserver import main as host_main
+            from engine.host import HostError
+            from engine.host import main as host_main
 
             try:
                 host_main(args[1])

@@ -34,9 +34,10 @@ F = TypeVar("F", bound=Callable[..., object])
 _ENGINE_DIR = Path(__file__).resolve().parent
 
 
-# Process plumbing that defines nothing compiled and that no compiled code reads: editing it
-# must not throw away minutes of compiled code.
-_NOT_COMPILED = frozenset({"forkserver.py", "launcher.py"})
+# Modules that define nothing compiled and that no compiled code reads: the process plumbing,
+# and the limited strength's table (tuned by calibration runs, which must not wait minutes for
+# a recompile after each anchor moves).
+_NOT_COMPILED = frozenset({"host.py", "launcher.py", "strength.py"})
 
 
 def _source_fingerprint() -> str:

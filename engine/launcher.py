@@ -1,7 +1,7 @@
 """``kibitz-engine connect SOCKET``: a game's engine, forked by the engine host.
 
 A small process (no numba, no numpy: a few MB of its own) that hands its stdin, stdout and
-stderr to the host (``engine.forkserver``) and then stands in for the forked child: it
+stderr to the host (``engine.host``) and then stands in for the forked child: it
 forwards the signals it gets to the child and exits the way the child did, so whoever
 started it (the bot, through python-chess's ``popen_uci``) sees an ordinary engine process.
 With no host listening it runs the UCI loop itself, like ``kibitz-engine``.
@@ -17,7 +17,7 @@ import socket
 import sys
 from typing import Final, NoReturn
 
-from engine.forkserver import HELLO, MAX_MESSAGE_BYTES
+from engine.host import HELLO, MAX_MESSAGE_BYTES
 
 FORWARDED_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 EXIT_HOST_LOST: Final = 70  # the host went away before the child ended (EX_SOFTWARE)

@@ -50,7 +50,7 @@ ENGINE_FLOORS: tuple[frozenset[str], ...] = (
     # and the limited strength that picks among its root lines
     frozenset({"search", "threads", "history", "info", "strength"}),
     frozenset({"bench", "uci"}),  # the ways in: the bench and the UCI loop
-    frozenset({"forkserver", "launcher", "__main__"}),  # the engine host and the process
+    frozenset({"host", "launcher", "__main__"}),  # the engine host and the process
 )
 SANDBOX_FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "clock", "timecontrol", "timers", "streams", "arena_pause"}),
@@ -244,7 +244,7 @@ def test_no_import_runs_upwards(package: str) -> None:
     ("bot", "ops/config.py", "from ..watch import server", "watch/server.py"),
     ("engine", "board.py", "from engine.search import Searcher", "search.py"),
     ("engine", "evaluate.py", "from engine import uci", "uci.py"),
-    ("engine", "search.py", "from .forkserver import main", "forkserver.py"),
+    ("engine", "search.py", "from .host import main", "host.py"),
     ("sandbox", "errors.py", "from sandbox.server import SandboxServer", "server.py"),
     ("sandbox", "games.py", "from sandbox import lobby", "lobby.py"),
 ])

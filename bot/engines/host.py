@@ -2,7 +2,7 @@
 
 The bot still starts one engine command per game and speaks UCI to it, as with any engine;
 for the built-in engine that command is ``kibitz-engine connect SOCKET``, which has the engine
-host (its engine side is ``engine.forkserver``) fork a child sharing the host's loaded compiled
+host (its engine side is ``engine.host``) fork a child sharing the host's loaded compiled
 code. Without the host (it failed, or died) the same command runs the engine in its own
 process, so games play on either way.
 """

@@ -116,7 +116,7 @@ def test_the_host_loads_the_nets_compiled_entry_points_before_it_forks() -> None
     """A search with a net calls ``nnue.refresh`` from Python: unless the host has loaded its
     machine code, each forked game loads a copy of its own (bench-memory: about 12 MB a game)."""
     script = ("from engine import nnue, params\n"
-              "from engine.forkserver import warm\n"
+              "from engine.host import warm\n"
               "assert not nnue.refresh.signatures\n"
               "warm(params.DEFAULT_EVAL_FILE)\n"
               "print(len(nnue.refresh.signatures))\n")
@@ -132,7 +132,7 @@ def test_a_child_that_ends_after_the_host_closed_is_no_error(tmp_path: Path) -> 
     ignored when trying to write to the signal wakeup fd ... Bad file descriptor")."""
     script = ("import os, sys\n"
               "from pathlib import Path\n"
-              "from engine.forkserver import Host, bind\n"
+              "from engine.host import Host, bind\n"
               "path = Path(sys.argv[1])\n"
               "Host(bind(path), path).serve()  # its input is empty: it closes at once\n"
               "pid = os.fork()\n"

@@ -194,7 +194,7 @@ from engine.search import warm_up
 
 modules = [importlib.import_module(f"engine.{m.name}")
            for m in pkgutil.iter_modules(engine.__path__)
-           if m.name not in ("__main__", "forkserver", "launcher")]
+           if m.name not in ("__main__", "host", "launcher")]
 def signatures():
     return {f"{module.__name__}.{name}": {str(sig) for sig in obj.signatures}
             for module in modules for name, obj in vars(module).items()
