@@ -332,6 +332,12 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     cores_warning = cores_report(config)
     if cores_warning is not None:
         print(f"# warning: {cores_warning}")
+    from bot.engines.levels import level_table
+
+    print("# levels by the strength rules (UCI_Elo; a Lichess rating + strength.lichess_offset "
+          "of the speed), standard chess outside arenas:")
+    for line in level_table(config):
+        print(f"#   {line}")
     if config.engines is not None and config.engine != EngineConfig():
         print("# warning: engine: not used while engines is set (give each engine its "
               "settings in engines.entries)")

@@ -20,6 +20,7 @@ from typing import Any, Final
 import chess
 import chess.engine
 
+from bot.engines.levels import GameLevel
 from bot.engines.searchline import SearchLine
 from bot.lichess.variants import STANDARD_RULES, engine_variants
 from bot.ops.config import THREADS_OPTION, EngineConfig
@@ -38,6 +39,10 @@ QUIT_TIMEOUT_S: Final = 2.0  # after `quit`, wait this long before killing the p
 # line and the conduct rules); current-move and refutation lines are not worth the work.
 SEARCH_INFO: Final = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE | chess.engine.INFO_PV
 SPARE_RETRY_S: Final = 5.0  # wait before retrying a spare engine that failed to start
+# The options a game's level sets, where the engine declares them (UCI's own names).
+LIMIT_STRENGTH: Final = "UCI_LimitStrength"
+ELO_OPTION: Final = "UCI_Elo"
+RATING_ADV_OPTION: Final = "UCI_RatingAdv"
 
 
 class EngineFailure(Exception):
@@ -122,6 +127,40 @@ class Engine:
     @property
     def alive(self) -> bool:
         return self._transport.get_returncode() is None and not self._protocol.returncode.done()
+
+    async def set_level(self, level: GameLevel) -> None:
+        """Tell a UCI engine the game's level and opponent, each option only where the engine
+        declares it: UCI_LimitStrength and UCI_Elo (clamped to its range; full strength is
+        UCI_LimitStrength false), the rule's options, UCI_Opponent (`title rating
+        computer|human name`) and UCI_RatingAdv. An XBoard engine is told nothing."""
+        if self.xboard:
+            return
+        declared = self._protocol.options
+        options: dict[str, str | int | bool] = {}
+        for name, value in level.options.items():
+            if name in declared:
+                options[name] = value
+            else:
+                log.warning("engine %s has no option %r: skipped", self.name, name)
+        if LIMIT_STRENGTH in declared:
+            options[LIMIT_STRENGTH] = level.elo is not None
+        if level.elo is not None and ELO_OPTION in declared:
+            options[ELO_OPTION] = _clamped(declared[ELO_OPTION], level.elo)
+        advantage = level.rating_advantage
+        if advantage is not None and RATING_ADV_OPTION in declared:
+            options[RATING_ADV_OPTION] = _clamped(declared[RATING_ADV_OPTION], advantage)
+        opponent = level.opponent
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                await self._protocol.configure(options)
+                if opponent is not None:  # python-chess sends it only where declared
+                    await self._protocol.send_opponent_information(
+                        opponent=chess.engine.Opponent(opponent.name, opponent.title,
+                                                       opponent.rating, opponent.bot))
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError,
+                TimeoutError) as exc:
+            raise EngineFailure(f"{self.name} (pid {self.pid}) refused the game's level "
+                                f"({level}): {type(exc).__name__}: {exc}") from exc
 
     async def think(
         self, board: chess.Board, limit: chess.engine.Limit, *, hard_limit_s: float, game: object,
@@ -271,6 +310,15 @@ async def start_engine(spec: EngineSpec, *, timeout_s: float = START_TIMEOUT_S,
         await engine.close()
         raise
     return engine
+
+
+def _clamped(option: chess.engine.Option, value: int) -> int:
+    """`value` within a spin option's declared range."""
+    if option.min is not None:
+        value = max(value, option.min)
+    if option.max is not None:
+        value = min(value, option.max)
+    return value
 
 
 class EnginePool:

@@ -52,6 +52,9 @@ class Conduct:
         # An arena game allows no draw before move 30 (bot.tournaments.rules).
         self.first_draw_move = first_draw_move
         self.resign = resign
+        # The opponent's rating (from the gameFull; None: unknown): below draw.min_rating no
+        # draw is offered, below resign.min_rating the bot never resigns.
+        self.opponent_rating: int | None = None
         # (ply of our move, its verdict), oldest first
         self._recent: deque[tuple[int, Verdict]] = deque(maxlen=max(draw.moves, resign.moves))
 
@@ -94,9 +97,15 @@ class Conduct:
         return window is not None and all(
             v.score_cp is not None and abs(v.score_cp) <= self.draw.margin_cp for v in window)
 
+    def _below(self, min_rating: int | None) -> bool:
+        """The opponent is rated below `min_rating` (a beginner plays the game out)."""
+        rating = self.opponent_rating
+        return min_rating is not None and rating is not None and rating < min_rating
+
     def should_offer_draw(self, fullmove: int) -> bool:
         """Offer a draw with our next move (``fullmove``: the game's current move number)."""
-        return self.draw.offer and self._drawish(fullmove)
+        return self.draw.offer and not self._below(self.draw.min_rating) \
+            and self._drawish(fullmove)
 
     def should_accept_draw(self, fullmove: int) -> bool:
         """Accept the opponent's standing offer (declined otherwise)."""
@@ -108,7 +117,7 @@ class Conduct:
         who is lower on time and gets no increment (they may still lose on time). Their
         increment is the one the game state gives (`winc`/`binc`: the clock's configured
         increment), which does not show an arena berserker's lost increment."""
-        if not self.resign.enabled or abortable:
+        if not self.resign.enabled or abortable or self._below(self.resign.min_rating):
             return False
         if their_increment_s <= 0 and their_clock_s < our_clock_s:
             return False

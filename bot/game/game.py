@@ -24,7 +24,9 @@ from typing import Any, Final
 import chess
 
 from bot.engines.choice import EngineChoice
+from bot.engines.levels import GameLevel, Opponent, choose_level
 from bot.engines.pool import EngineFailure, EnginePool
+from bot.engines.rules import SINGLE_ENGINE, GameFacts
 from bot.engines.searchline import SearchLine
 from bot.game import chat
 from bot.game.alarms import Alarms, Due
@@ -91,6 +93,7 @@ class GameSnapshot:
     last_search: LastSearch | None
     our_turn: bool
     engine: str = ""  # the configured engine's name, when several are configured
+    strength: str = ""  # the level the game is played at ("full strength", "Elo 1250")
 
 
 def describe(line: SearchLine | None, board: chess.Board, move: chess.Move, source: str) -> str:
@@ -160,6 +163,7 @@ class Game:
         self._wake = asyncio.Event()
         self._resync_wanted = False
         self._greeted = False
+        self.level: GameLevel | None = None  # chosen at the first gameFull
         self._observers: list[GameObserver] = []
         self.chat: deque[ChatLine] = deque(maxlen=CHAT_KEPT)  # others' lines, the latest
 
@@ -182,7 +186,8 @@ class Game:
         return GameSnapshot(game_id=self.id, context=position.context,
                             board=position.board.copy(), our_clock_s=ours_s,
                             their_clock_s=theirs_s, last_search=self.mover.last_search,
-                            our_turn=self._our_turn(), engine=self.engine_label)
+                            our_turn=self._our_turn(), engine=self.engine_label,
+                            strength=str(self.level) if self.level is not None else "")
 
     def server_finished(self, info: GameInfo) -> None:
         """gameFinish arrived on the event stream: the second end signal."""
@@ -308,6 +313,8 @@ class Game:
             self.config = choice.config
             self.engine_label = choice.label
             self.mover.seat(choice.pool, choice.config)
+        if self.level is None:
+            self._choose_level(full, color)
         context = GameContext(
             game_id=self.id, variant=full.variant, speed=full.speed, rated=full.rated,
             me=self.me.name, color=color, white=full.white, black=full.black,
@@ -329,6 +336,25 @@ class Game:
                  "rated" if full.rated else "casual", full.white.name, full.black.name,
                  full.variant, full.speed, "we" if color == chess.WHITE else "they")
         self._on_state(full.state, received)
+
+    def _choose_level(self, full: GameFull, color: chess.Color) -> None:
+        """The game's level, by the strength rules, from the first gameFull (the opponent's
+        title and rating); the draw and resign rules learn the opponent's rating."""
+        mine, theirs = (full.white, full.black) if color == chess.WHITE else \
+            (full.black, full.white)
+        bot = theirs.title == BOT_TITLE
+        facts = GameFacts(full.variant, full.speed, full.rated, bot,
+                          arena=self.info is not None and self.info.tournament_id is not None)
+        opponent = Opponent(theirs.name, theirs.title, theirs.rating, bot)
+        self.level = choose_level(self.config.strength, facts,
+                                  self.engine_label or SINGLE_ENGINE, opponent, mine.rating)
+        self.mover.level = self.level
+        self.conduct.opponent_rating = theirs.rating
+        rule = f"strength.rules[{self.level.rule}]" if self.level.rule is not None \
+            else "no strength rule"
+        log.info("level: %s against %s (%s, %s; %s)", self.level, theirs.name,
+                 theirs.rating if theirs.rating is not None else "unrated",
+                 "rated" if full.rated else "casual", rule)
 
     def _on_state(self, state: GameState, received: float) -> None:
         position = self.position
@@ -424,7 +450,7 @@ class Game:
         first_visit = self.think_s is None or len(full.state.moves) == int(
             position.board.turn != context.color)
         if len(full.state.moves) < 2 and not full.state.is_over and first_visit:
-            self.talk.greet(context, self.mover.engine_name)
+            self.talk.greet(context, self.mover.engine_name, str(self.level or ""))
 
     # --- alarms, resync, ending ------------------------------------------------------------
 
@@ -522,7 +548,8 @@ class Game:
         if (self.think_s is not None or self.abandoned) and is_ongoing(self.status):
             return  # a visit or a shutdown left a game that goes on: nothing has ended
         if len(self.moves) >= 2 and self.reason == FINISHED:
-            await self.talk.say_goodbye(self.position.context, self.mover.engine_name)
+            await self.talk.say_goodbye(self.position.context, self.mover.engine_name,
+                                        str(self.level or ""))
         for observer in self._observers:
             try:
                 await observer.game_finished(self.status, self.winner)

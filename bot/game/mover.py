@@ -21,6 +21,7 @@ from typing import Any, Final, Protocol
 import chess
 import chess.engine
 
+from bot.engines.levels import GameLevel
 from bot.engines.pool import Engine, EngineFailure, EnginePool
 from bot.engines.searchline import SearchLine
 from bot.game.alarms import Alarms
@@ -99,6 +100,10 @@ class Mover:
         self.moves_played = 0
         self.last_search: LastSearch | None = None
         self._engine: Engine | None = None
+        # The game's level, from its first gameFull: each engine the game holds is told it
+        # before its first search (a restarted one too).
+        self.level: GameLevel | None = None
+        self._leveled: Engine | None = None
         self._task: asyncio.Task[None] | None = None
         self._for_moves: tuple[str, ...] | None = None  # the move list the task answers
         self._thinking = False  # the task may be cancelled only before it sends
@@ -333,6 +338,9 @@ class Mover:
                        if avoid is not None and root_moves is None and self._engine.multipv
                        else 1)
             try:
+                if self.level is not None and self._leveled is not self._engine:
+                    self._leveled = self._engine
+                    await self._engine.set_level(self.level)
                 thought = await self._engine.think(board, plan.limit,
                                                    hard_limit_s=plan.hard_limit_s,
                                                    game=self.game_id, root_moves=root_moves,

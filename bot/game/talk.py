@@ -120,21 +120,21 @@ class Talk:
         for room in self.config.chat.kibitz_rooms:
             self.spawn(self.send(ChatMessage(room, text), droppable=True), "kibitz")
 
-    def greet(self, context: GameContext, engine: str) -> None:
-        for message in self._greetings(GamePhase.START, context, engine):
+    def greet(self, context: GameContext, engine: str, strength: str = "") -> None:
+        for message in self._greetings(GamePhase.START, context, engine, strength):
             self.spawn(self.send(message), "greeting")
 
-    async def say_goodbye(self, context: GameContext, engine: str) -> None:
+    async def say_goodbye(self, context: GameContext, engine: str, strength: str = "") -> None:
         """The goodbye lines, each within GOODBYE_TIMEOUT_S; a failure is dropped."""
-        for message in self._greetings(GamePhase.END, context, engine):
+        for message in self._greetings(GamePhase.END, context, engine, strength):
             with contextlib.suppress(LichessError, TimeoutError):
                 async with asyncio.timeout(GOODBYE_TIMEOUT_S):
                     await self.send(message)
 
     def _greetings(self, phase: GamePhase, context: GameContext,
-                   engine: str) -> list[ChatMessage]:
+                   engine: str, strength: str) -> list[ChatMessage]:
         return greetings(self.config.chat, phase, me=self.me, opponent=context.opponent.name,
-                         engine=engine)
+                         engine=engine, strength=strength)
 
     async def send(self, message: ChatMessage, *, droppable: bool = False) -> None:
         """Post a line. A PV line (`droppable`) is held and merged with newer ones when the

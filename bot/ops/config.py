@@ -25,6 +25,7 @@ from typing import Any, Final, Literal, TypeVar, get_args
 import yaml
 
 from bot.lichess.variants import LICHESS_VARIANTS
+from bot.ops.strength import parse_level
 
 T = TypeVar("T")
 
@@ -34,7 +35,7 @@ ENGINE_PROTOCOLS = ("uci", "xboard")
 SYZYGY_VARIANTS = ("atomic", "antichess")  # variants with Syzygy tables of their own
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")  # fastest first
 CHAT_ROOMS = ("player", "spectator")
-GREETING_PLACEHOLDERS = ("me", "opponent", "engine")
+GREETING_PLACEHOLDERS = ("me", "opponent", "engine", "strength")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 ShutdownAction = Literal["resign", "abandon"]  # what the games still running get at a stop
 QueueOrder = Literal["first", "best"]  # queued challenges: in arrival order, or best first
@@ -258,7 +259,8 @@ def _variant_paths(*variants: str) -> Check:
 
 
 def _greeting(value: Any) -> str:
-    """A chat line with {me}, {opponent}, {engine} placeholders; empty = say nothing."""
+    """A chat line with {me}, {opponent}, {engine}, {strength} placeholders; empty = say
+    nothing."""
     text = _text(value)
     try:
         fields = [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
@@ -657,6 +659,8 @@ class DrawConfig:
     margin_cp: int = _key(20, _integer(0, what="a score in centipawns"))
     moves: int = _key(10, _integer(1, what="a number of moves"))
     min_move: int = _key(30, _integer(0, what="a full-move number"))
+    # No draw offered to an opponent rated below this (a beginner plays the game out).
+    min_rating: int | None = _key(1000, _optional(_integer(0, what="a rating")))
 
 
 @dataclass(frozen=True)
@@ -664,6 +668,8 @@ class ResignConfig:
     enabled: bool = _key(False, _boolean)
     threshold_cp: int = _key(-800, _integer(maximum=-1, what="a score in centipawns"))
     moves: int = _key(5, _integer(1, what="a number of moves"))
+    # Never resign to an opponent rated below this (a beginner deserves the mate).
+    min_rating: int | None = _key(1000, _optional(_integer(0, what="a rating")))
 
 
 @dataclass(frozen=True)
@@ -720,6 +726,121 @@ class OpeningsConfig:
     deviation_margin_cp: int = _key(30, _integer(0, 500, what="a score in centipawns"))
 
 
+# --- strength: the level of each game (bot/engines/levels.py) -----------------------------
+
+# Lichess speeds with an offset of their own; ultraBullet (no bot plays it) reads bullet's.
+OFFSET_SPEEDS = ("bullet", "blitz", "rapid", "classical", "correspondence")
+MAX_OFFSET = 1000  # an offset beyond a thousand points is a typo, not a mapping
+
+
+def _level(value: Any) -> str:
+    """A level as written (full, a number, opponent [+|- N]), kept as its normal text."""
+    try:
+        return str(parse_level(value))
+    except ValueError as error:
+        raise _Invalid(str(error)) from None
+
+
+def _offsets(value: Any) -> Mapping[str, int]:
+    """Speeds to offsets (Lichess rating + offset = UCI_Elo); speeds left out keep theirs."""
+    allowed = f"a mapping of {', '.join(OFFSET_SPEEDS)} to rating offsets"
+    if not isinstance(value, dict):
+        raise _Invalid(f"must be {allowed}, {_got(value)}")
+    offsets = dict(DEFAULT_LICHESS_OFFSET)
+    for speed, offset in value.items():
+        if speed not in OFFSET_SPEEDS:
+            raise _Invalid(f"keys must be one of {', '.join(OFFSET_SPEEDS)}, {_got(speed)}")
+        if isinstance(offset, bool) or not isinstance(offset, int) \
+                or not -MAX_OFFSET <= offset <= MAX_OFFSET:
+            raise _Invalid(f"offset of {speed} must be an integer from -{MAX_OFFSET} to "
+                           f"{MAX_OFFSET}, {_got(offset)}")
+        offsets[speed] = offset
+    return MappingProxyType(offsets)
+
+
+# Lichess rating + offset = the engine's UCI_Elo (CCRL's scale); README "Playing people at
+# their level" gives the reasons for each.
+DEFAULT_LICHESS_OFFSET: Final[Mapping[str, int]] = MappingProxyType({
+    "bullet": -400, "blitz": -300, "rapid": -350, "classical": -400, "correspondence": -400})
+SANDBAGGING = ("a rating must mean one strength: a bot that plays weaker against weaker "
+               "opponents in rated games moves its own rating at will, and Lichess treats "
+               "deliberate rating manipulation as sandbagging")
+
+
+@dataclass(frozen=True)
+class StrengthRuleConfig:
+    """One rule of `strength.rules`: the level (and UCI options) of the games that meet every
+    condition given (a condition left out, or null, matches every game)."""
+
+    strength: str = _key("full", _level)
+    min: int | None = _key(None, _optional(_integer(0, what="a UCI_Elo")))
+    max: int | None = _key(None, _optional(_integer(0, what="a UCI_Elo")))
+    options: Mapping[str, str | int | bool] = _key_factory(
+        lambda: MappingProxyType({}), _uci_options)
+    engine: str | None = _key(None, _optional(_engine_name))  # the engine that plays the game
+    variants: tuple[str, ...] | None = _key(
+        None, _optional(_choices(*PLAYABLE_VARIANTS, nonempty=True)))
+    speeds: tuple[str, ...] | None = _key(None, _optional(_choices(*SPEEDS, nonempty=True)))
+    rated: bool | None = _key(None, _optional_bool)
+    bot: bool | None = _key(None, _optional_bool)  # the opponent is a BOT account
+    arena: bool | None = _key(None, _optional_bool)  # the game belongs to an arena tournament
+    # the opponent's Lichess rating in the game's perf (an unknown rating meets neither)
+    min_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
+    max_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
+
+
+# People in casual games at their level; every other game (rated, bots) at full strength.
+DEFAULT_STRENGTH_RULES = (StrengthRuleConfig(strength="opponent", rated=False, bot=False),)
+
+
+def _build_strength_rules(raw: Any, prefix: str, where: str,
+                          problems: list[str]) -> tuple[StrengthRuleConfig, ...]:
+    """`strength.rules`: a list of rules, each checked key by key, and refused when it lets
+    the opponent's rating set the level of a rated game."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.append(f"{where}: {prefix}: must be a list of rules, {_got(raw)}")
+        return ()
+    rules = []
+    for index, raw_rule in enumerate(raw):
+        here = f"{prefix}[{index}]"
+        if not isinstance(raw_rule, dict) or "strength" not in raw_rule:
+            problems.append(f"{where}: {here}: must be a mapping with a strength and its "
+                            "conditions (speeds, rated, bot, arena, min_rating, max_rating, "
+                            f"variants, engine), {_got(raw_rule)}")
+            continue
+        before = len(problems)
+        rule = _build(StrengthRuleConfig, raw_rule, here + ".", where, problems)
+        if len(problems) > before:
+            continue
+        if parse_level(rule.strength).follows_opponent and rule.rated is not False:
+            problems.append(f"{where}: {here}.strength: {rule.strength!r} follows the "
+                            "opponent's rating, which only a casual game may do: this rule "
+                            f"can match rated games (add rated: false); {SANDBAGGING}")
+        for low, high in (("min", "max"), ("min_rating", "max_rating")):
+            if None not in (getattr(rule, low), getattr(rule, high)) \
+                    and getattr(rule, low) > getattr(rule, high):
+                problems.append(f"{where}: {here}.{low}: must not be greater than {high} "
+                                f"({getattr(rule, low)} > {getattr(rule, high)})")
+        rules.append(rule)
+    return tuple(rules)
+
+
+@dataclass(frozen=True)
+class StrengthConfig:
+    """The level each game is played at: the first rule that matches sets it, full strength
+    when none does."""
+
+    rules: tuple[StrengthRuleConfig, ...] = field(
+        default=DEFAULT_STRENGTH_RULES, metadata={"build": _build_strength_rules})
+    lichess_offset: Mapping[str, int] = _key_factory(lambda: DEFAULT_LICHESS_OFFSET, _offsets)
+
+    def offset(self, speed: str) -> int:
+        """The offset of a game's speed (ultraBullet: bullet's)."""
+        return self.lichess_offset.get(speed, self.lichess_offset["bullet"])
+
+
 @dataclass(frozen=True)
 class Config:
     url: str = _key("https://lichess.org", _url)
@@ -728,6 +849,7 @@ class Config:
     engine: EngineConfig = field(default_factory=EngineConfig)
     # null: the `engine` section plays every game
     engines: EnginesConfig | None = field(default=None, metadata={"build": _build_engines})
+    strength: StrengthConfig = field(default_factory=StrengthConfig)
     challenge: ChallengeConfig = field(default_factory=ChallengeConfig)
     game: GameConfig = field(default_factory=GameConfig)
     chat: ChatConfig = field(default_factory=ChatConfig)
@@ -856,6 +978,7 @@ def parse_config(text: str, where: str = "<config>") -> Config:
     problems: list[str] = []
     config = _build(Config, raw, "", where, problems)
     problems += [f"{where}: {problem}" for problem in _threads_set_twice(config)]
+    problems += [f"{where}: {problem}" for problem in _strength_engines_unknown(config)]
     for low, high in _ORDERED_PAIRS:
         if None not in (_lookup(config, low), _lookup(config, high)) \
                 and _lookup(config, low) > _lookup(config, high):
@@ -876,6 +999,15 @@ def _threads_set_twice(config: Config) -> list[str]:
             for key, engine in sections
             if engine.threads != 1 and any(name.lower() == THREADS_OPTION.lower()
                                            for name in engine.options)]
+
+
+def _strength_engines_unknown(config: Config) -> list[str]:
+    """Each strength rule naming an engine no game is played on."""
+    names = list(config.engines.entries) if config.engines is not None else ["engine"]
+    return [f"strength.rules[{index}].engine: must name one of the engines "
+            f"({', '.join(names)}), {_got(rule.engine)}"
+            for index, rule in enumerate(config.strength.rules)
+            if rule.engine is not None and rule.engine not in names]
 
 
 def load_config(path: Path | None) -> Config:

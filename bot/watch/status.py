@@ -50,6 +50,7 @@ class GameView:
     pv: str = ""                        # our principal variation in SAN
     our_turn: bool = False
     engine: str = ""                    # the configured engine playing it, when several are
+    strength: str = ""                  # the game's level: "full strength", "Elo 1250"
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ def summary_line(snapshot: StatusSnapshot) -> str:
     games = "; ".join(
         f"{g.game_id} vs {g.opponent} ({g.color}, {format_clock(g.our_clock_s)} v "
         f"{format_clock(g.their_clock_s)}{', ' + g.score if g.score else ''}"
-        f"{', on ' + g.engine if g.engine else ''})"
+        f"{', on ' + g.engine if g.engine else ''}"
+        f"{', ' + g.strength if g.strength else ''})"
         for g in snapshot.games)
     return f"{_plural(len(snapshot.games), 'game')}: {games} | {_totals(snapshot)}{arenas}"
 
@@ -127,14 +129,15 @@ def summary_line(snapshot: StatusSnapshot) -> str:
 def live_lines(snapshot: StatusSnapshot) -> list[str]:
     """The live view: a header and one line per game (the handler cuts them to fit):
     `*Qa7bX1pz white vs alice           1:02/0:58     +0.35  23. Nf3  Nf3 Nc6 Bb5`,
-    with `*` when it is our move, our clock first, and `[name]` after the opponent when
-    several engines are configured."""
+    with `*` when it is our move, our clock first, `[name]` after the opponent when
+    several engines are configured, and the game's level in brackets: `(Elo 1250)`."""
     header = f"── {_plural(len(snapshot.games), 'game')} in progress | {_totals(snapshot)} ──"
     lines = [header, *snapshot.arenas]
     for g in snapshot.games:
         turn = "*" if g.our_turn else " "
         clocks = f"{format_clock(g.our_clock_s):>7}/{format_clock(g.their_clock_s):<7}"
         engine = f" [{g.engine}]" if g.engine else ""
+        engine += f" ({g.strength})" if g.strength else ""
         lines.append(f"{turn}{g.game_id:<8} {g.color:<5} vs {g.opponent[:NAME_CHARS]:<{NAME_CHARS}}"
                      f"{engine} {clocks} {g.score:>6}  {g.moves:<12} {g.pv}".rstrip())
     return lines
@@ -162,7 +165,8 @@ def view_of(game: GameSnapshot) -> GameView:
         game_id=game.game_id, opponent=context.opponent.name,
         color="white" if context.color == chess.WHITE else "black",
         our_clock_s=game.our_clock_s, their_clock_s=game.their_clock_s, score=score,
-        moves=moves, pv=pv, our_turn=game.our_turn, engine=game.engine)
+        moves=moves, pv=pv, our_turn=game.our_turn, engine=game.engine,
+        strength=game.strength)
 
 
 class BotState(Protocol):

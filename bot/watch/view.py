@@ -109,6 +109,7 @@ def card(snapshot: GameSnapshot, *, base_url: str, chat: Iterable[ChatLine] = ()
         "variant": context.variant, "speed": context.speed, "rated": context.rated,
         "time_control": time_control(context.clock_initial_s, context.clock_increment_s),
         "ply": board.ply(), "last_move": last, "our_turn": snapshot.our_turn,
+        "strength": snapshot.strength,  # the game's level: "full strength", "Elo 1250"
         "clocks": clocks(snapshot),
         "search": search(snapshot),
         "chat": chat_lines(chat),

@@ -93,7 +93,8 @@ function drawGame(game) {
   text(link, game.id);
   link.href = game.url;
   text(el.querySelector(".meta"), `${game.time_control} ${game.variant} ` +
-       `${game.rated ? "rated" : "casual"} · ${game.color}`);
+       `${game.rated ? "rated" : "casual"} · ${game.color}` +
+       (game.strength ? ` · ${game.strength}` : ""));
   if (game.svg) {
     el.querySelector(".board img").src =
       "data:image/svg+xml;charset=utf-8," + encodeURIComponent(game.svg);

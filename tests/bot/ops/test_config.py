@@ -148,7 +148,7 @@ def test_all_problems_are_reported_together() -> None:
      "engine.options: option 'Hash' must be an integer, text or true/false, got 64.5"),
     ("chat: {greeting_start: 'Hi {user}'}",
      "chat.greeting_start: may use only the placeholders {me}, {opponent}, {engine}, "
-     "got {user}"),
+     "{strength}, got {user}"),
     ("chat: {greeting_end: 'bye {'}",
      "chat.greeting_end: must be a valid template (Single '{' encountered in format string; "
      "write {{ for a literal brace), got 'bye {'"),
