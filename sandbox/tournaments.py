@@ -357,7 +357,12 @@ class Arenas:
     def verdicts(self, arena: Arena, account: Account | None) -> dict[str, Any]:
         """Condition.scala verdicts, as `GET /api/tournament/{id}` shows them."""
         condition = BOTS_ALLOWED if arena.spec.allow_bots else BOTS_NOT_ALLOWED
-        refused = account is not None and account.bot and not arena.spec.allow_bots
+        # JsonView.scala: a player on the list and not withdrawn is shown the conditions
+        # as accepted.
+        player = arena.players.get(account.id) if account is not None else None
+        on_list = player is not None and not player.withdrawn
+        refused = account is not None and account.bot and not arena.spec.allow_bots \
+            and not on_list
         return {"list": [{"condition": condition,
                           "verdict": condition if refused else "ok"}],
                 "accepted": not refused}
@@ -570,6 +575,15 @@ class Arenas:
             body["isFinished"] = True
         if arena.spec.password is not None:
             body["private"] = True
+        if arena.spec.teams:
+            # JsonView.scala `teamBattle`: the teams, and for a signed-in player the ones of
+            # them they are in (`joinWith`, TournamentApi.join accepts only those).
+            battle: dict[str, Any] = {"teams": {t: [t, None] for t in sorted(arena.spec.teams)},
+                                      "nbLeaders": 5}
+            if me is not None:
+                battle["joinWith"] = sorted(t for t in arena.spec.teams
+                                            if me.id in self.team_members.get(t, set()))
+            body["teamBattle"] = battle
         if me is not None and me.id in arena.players:
             player = arena.players[me.id]
             pause_s = self.pauses.remaining_s(me.id, self._estimate_s(arena))

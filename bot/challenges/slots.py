@@ -76,17 +76,23 @@ class Slots:
         return len(self.playing()) + len(self.accepted) + self.pending()
 
     def reserved(self) -> int:
-        """Slots kept free for arena pairings: `tournaments.slots` while one of our arenas
-        runs, less the arena games already being played."""
-        if not self.arenas.running():
+        """Slots kept free for arena pairings: `tournaments.slots` for each of our arenas
+        that runs and may still pair us, less the arena games already being played. lila
+        pairs us in every arena we are on the list of, each on its own
+        (modules/tournament/src/main/StartedOrganizer.scala, PlayerRepo.activeBotIds), so
+        two running arenas may pair us twice at once: their slots are kept for both, and
+        challenges get what is left of `challenge.concurrency` (none at worst: an arena
+        pairing cannot be refused, a challenge can)."""
+        running = len(self.arenas.running())
+        if not running:
             return 0
         arena_games = sum(1 for info in self.playing() if is_mandatory(info))
-        return max(0, self.arenas.config.slots - arena_games)
+        return max(0, self.arenas.config.slots * running - arena_games)
 
     def challenge_limit(self) -> int:
         """Real-time slots for challenges: the concurrency less the slots kept for arena
         pairings (arena games take slots of their own)."""
-        return self.concurrency - self.reserved()
+        return max(0, self.concurrency - self.reserved())
 
     def pauses_matchmaking(self) -> bool:
         """One of our arenas runs and `tournaments.pause_matchmaking` is on."""

@@ -335,6 +335,7 @@ def _urls(value: Any) -> tuple[str, ...]:
 # A Lichess arena id: eight letters and digits (lila Tournament.makeId).
 ARENA_ID_PATTERN = re.compile(r"[A-Za-z0-9]{8}")
 ARENA_URL_PREFIX = re.compile(r"^https?://[^/]+/tournament/")
+SWISS_URL = re.compile(r"^(https?://)?[^/]*/swiss/")
 ARENA_KEYS = ("id", "team", "password")
 
 
@@ -349,6 +350,12 @@ class ArenaEntry:
 
 def parse_arena_id(text: str) -> str:
     """An arena id, or its URL (https://lichess.org/tournament/<id>), as the id."""
+    if SWISS_URL.search(text.strip()):
+        # lila modules/game/src/main/Game.scala `isBotCompatible`: a game of a Swiss is
+        # never bot-compatible (only arenas are left to their `botsAllowed` condition).
+        raise ValueError(f"{text!r} is a Swiss tournament: lila does not let bots play "
+                         "in Swiss tournaments, only in arenas that allow bots "
+                         "(https://lichess.org/tournament/<id>)")
     arena_id = ARENA_URL_PREFIX.sub("", text.strip()).strip("/")
     if not ARENA_ID_PATTERN.fullmatch(arena_id):
         raise ValueError(f"{text!r} is not an arena id (8 letters and digits, or the "

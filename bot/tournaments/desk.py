@@ -19,7 +19,23 @@ when it ends, when asked to, and when the bot stops while it runs.
   are waited out, then the join is tried again.
 - Two arena games lost in a row by noStart (the first move not played in time) stop all
   joins until a `kibitz tournament join`: lila counts each towards a playban
-  (modules/playban PlaybanApi.scala `noStart`, tournament games are blameable).
+  (modules/playban PlaybanApi.scala `noStart`, tournament games are blameable), and withdraw
+  us from the other running arenas, where lila would go on pairing us (StartedOrganizer
+  pairs a bot on the list with no online check, PlayerRepo.activeBotIds).
+- A join lila would refuse is not sent, since lila charges its credits before it checks
+  (modules/tournament/src/main/TournamentApi.scala `join`): a condition we fail
+  (`verdicts.accepted` false, each failed condition logged once and shown), a private arena
+  with no password configured, a team battle whose `joinWith` lacks our team (one team
+  there and none configured: that one). Each poll looks again, for free.
+- A pause is lila's per user (modules/tournament/src/main/Pause.scala) but shown only in
+  the arenas we are on the list of (`me.pauseDelay`): a first join to a running arena waits
+  for the largest pause any arena showed, else, after our own withdrawal from a running
+  arena in its top 7, Pause.scala's bound (120 s).
+- Polls follow the time to start (a few an hour far ahead), and back off after the end
+  while lila has not finished the arena yet. No join once the pairings have closed
+  (Tournament.scala `pairingsClosed`), and no withdrawal from such an arena at a stop.
+- The join credits spent are kept in the state directory (bot.tournaments.credits): "too
+  many tournaments" is tried again when the window our first charge opened closes.
 """
 
 from __future__ import annotations
@@ -37,7 +53,8 @@ from bot.lichess.client import AuthError, Lichess, RateLimited, RequestError, Un
 from bot.lichess.events import GameInfo
 from bot.ops.config import ArenaEntry, TournamentsConfig
 from bot.tournaments.control import ControlDir, TournamentCommand
-from bot.tournaments.refusals import classify_join_error
+from bot.tournaments.credits import CHARGES_FILE, JoinLedger
+from bot.tournaments.refusals import TOO_MANY_WAIT_S, classify_join_error
 from bot.tournaments.view import ArenaFormatError, ArenaView, Sheet, page_of, parse_view, sheet_of
 
 log = logging.getLogger(__name__)
@@ -49,6 +66,14 @@ END_MARGIN_S: Final = 1.0  # look again this long after an arena's end is due
 PAUSE_MARGIN_S: Final = 1.0  # join this long after the pause lila shows has run out
 NO_START_LOSSES_STOP: Final = 2  # this many noStart losses in a row stop the joins
 NO_START: Final = "noStart"
+# Pause.scala: a pause lasts at most 120 s; the bound waited after our own withdrawal from a
+# running arena in its top 7 (TournamentApi.withdraw: ranking index < 7) when no arena
+# shows the pause itself.
+PAUSE_MAX_S: Final = 120.0
+TOP_PAUSED: Final = 7
+FAR_POLL_MAX_S: Final = 1200.0  # an arena far from its start is looked at this often
+FAR_POLL_FRACTION: Final = 0.25  # ...or at this fraction of the time left, if less
+OVERDUE_BACKOFF_MAX_S: Final = 60.0  # looks after an end lila has not reached yet
 
 
 @dataclass
@@ -62,6 +87,7 @@ class ArenaState:
     done: bool = False  # nothing more to do with it
     problem: str | None = None  # the last refusal, logged once
     next_look: float = 0.0  # monotonic
+    overdue_looks: int = 0  # looks since the end was due while lila still runs it
 
     def summary(self) -> dict[str, Any]:
         view = self.view
@@ -83,7 +109,8 @@ class ArenaDesk:
     def __init__(self, config: TournamentsConfig, client: Lichess, username: str, *,
                  control: ControlDir | None = None,
                  on_change: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 ledger: JoinLedger | None = None) -> None:
         self.config = config
         self.client = client
         self.username = username
@@ -96,6 +123,11 @@ class ArenaDesk:
         self.no_start_losses = 0  # arena games lost by noStart in a row
         self.joins_stopped: str | None = None  # why we join no more, until a join command
         self.rounds = 0  # turns of the loop, for a test to wait on
+        # Our initialJoin charges, in the state directory when there is one.
+        self.ledger = ledger or JoinLedger(
+            control.root / CHARGES_FILE if control is not None else None)
+        self.paused_until: float | None = None  # no first join to a running arena before
+        self.pause_bound = False  # paused_until is Pause.scala's bound, not a pause shown
         self._wake = asyncio.Event()
         for entry in config.arenas:
             self.arenas[entry.id] = ArenaState(entry, "config")
@@ -161,6 +193,15 @@ class ArenaDesk:
                 "towards a playban: is the bot too slow to start its games? "
                 "`kibitz tournament join ID` joins again")
             log.error("joining no more arenas: %s", self.joins_stopped)
+            # lila goes on pairing us in our other running arenas (StartedOrganizer,
+            # PlayerRepo.activeBotIds): leave them, or each pairing may be one more noStart.
+            for other in self.arenas.values():
+                if other.joined and not other.withdrawn and other.view is not None \
+                        and other.view.running and other.entry.id != info.tournament_id:
+                    other.done = True
+                    other.next_look = 0.0
+                    other.problem = f"left: {self.joins_stopped}"
+            self._wake.set()
             self._publish()
 
     def apply(self, command: TournamentCommand) -> None:
@@ -174,6 +215,8 @@ class ArenaDesk:
                 entry = ArenaEntry(command.arena_id, command.team, command.password)
                 self.arenas[command.arena_id] = ArenaState(entry, "command")
                 log.info("arena %s: join requested", command.arena_id)
+            else:
+                state.next_look = 0.0  # asked now: look at once
             self._wake.set()
         elif command.action == "withdraw":
             state = self.arenas.get(command.arena_id)
@@ -214,8 +257,17 @@ class ArenaDesk:
     async def stop(self) -> None:
         """The bot stops: withdraw from every running arena we are in; keep our place in
         those that have not started (a stop is most often a restart)."""
+        # An arena whose pairings have closed pairs us no more: a withdrawal would only add
+        # a pause (Pause.scala).
         pending = [s for s in self.arenas.values() if s.joined and not s.withdrawn
-                   and s.view is not None and s.view.running]
+                   and s.view is not None and s.view.running and not s.view.pairings_closed]
+        for state in self.arenas.values():
+            if state.joined and not state.withdrawn and state.view is not None \
+                    and not state.view.running and not state.view.finished:
+                log.info("arena %s (%s): kept on its list across the stop (it starts in "
+                         "%s); to leave it: kibitz tournament withdraw %s",
+                         state.view.name, state.entry.id,
+                         _clock(state.view.seconds_to_start), state.entry.id)
         if pending:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(WITHDRAW_AT_STOP_S):
@@ -251,18 +303,36 @@ class ArenaDesk:
                 await self._withdraw(state, "it ended")
             state.done = True
             return
+        self._note_pause(view)
         if view.running:
-            # Look again when the pairings close (the kept slot is free again) and at the end.
+            # Look again when the pairings close (the kept slot is free again) and at the end;
+            # past the end, while lila still runs the arena, less and less often.
             closes_in_s = view.seconds_to_pairings_close
-            state.next_look = min(state.next_look, self.clock() + (
-                closes_in_s + END_MARGIN_S if not view.pairings_closed
-                else view.seconds_to_finish + END_MARGIN_S))
+            if view.seconds_to_finish > 0 or not view.pairings_closed:
+                state.overdue_looks = 0
+                state.next_look = min(state.next_look, self.clock() + (
+                    closes_in_s + END_MARGIN_S if not view.pairings_closed
+                    else view.seconds_to_finish + END_MARGIN_S))
+            else:
+                state.next_look = self.clock() + min(
+                    OVERDUE_BACKOFF_MAX_S, END_MARGIN_S * 2 ** state.overdue_looks)
+                state.overdue_looks += 1
         else:
+            # By the time to start: a few looks an hour far ahead, then at the join and
+            # the start.
             join_at_s = view.seconds_to_start - self.config.join_before_s
+            far_s = min(FAR_POLL_MAX_S, max(self.config.poll_interval_s,
+                                            view.seconds_to_start * FAR_POLL_FRACTION))
+            state.next_look = self.clock() + far_s
             if join_at_s > 0 and not state.joined:
                 state.next_look = min(state.next_look, self.clock() + join_at_s)
             state.next_look = min(state.next_look,
                                   self.clock() + view.seconds_to_start + END_MARGIN_S)
+        if not state.joined and view.running and view.pairings_closed:
+            # Tournament.scala pairingsClosed: nobody is paired any more; a join would cost
+            # credits for nothing.
+            self._refused(state, "not joined: its pairings have closed", final=True)
+            return
         if not state.joined and (view.running or view.seconds_to_start
                                  <= self.config.join_before_s):
             await self._join_when_allowed(state, view)
@@ -282,7 +352,56 @@ class ArenaDesk:
             self._wait(state, view.pause_delay_s + PAUSE_MARGIN_S,
                        "paused by lila after a withdrawal from the top 7")
             return
+        if view.running and self.paused_until is not None and now < self.paused_until:
+            # Pause.canJoin refuses a running arena, after initialJoin has charged.
+            self._wait(state, self.paused_until - now,
+                       "paused by lila after a withdrawal from the top 7 of another arena")
+            return
+        foreseen = self._foreseen_refusal(state, view)
+        if foreseen is not None:
+            # lila would charge its credits, then refuse: look again at the next poll.
+            if state.problem != foreseen:
+                log.warning("arena %s: not joined: %s; looking again at each poll",
+                            state.entry.id, foreseen)
+            state.problem = foreseen
+            return
         await self._join(state, view)
+
+    def _foreseen_refusal(self, state: ArenaState, view: ArenaView) -> str | None:
+        """What lila's TournamentApi.join would refuse, read in the tournament we just
+        fetched (JsonView.scala): None when a join may pass. A team battle with one team of
+        ours and none configured is joined with that team."""
+        if not view.verdicts_accepted:
+            failed = "; ".join(view.refused_conditions) or "a condition is not met"
+            return f"its conditions refuse us ({failed})"
+        if view.private and not view.joined and state.entry.password is None:
+            return "it is private and no password is configured for it"
+        if view.team_battle and not view.joined:
+            team = state.entry.team
+            if team is None and len(view.join_with) == 1:
+                state.entry = ArenaEntry(state.entry.id, view.join_with[0],
+                                         state.entry.password)
+                log.info("arena %s: a team battle, joined with our team %s", state.entry.id,
+                         view.join_with[0])
+            elif team is None or team not in view.join_with:
+                teams = ", ".join(view.join_with) or "none"
+                return (f"a team battle; the configured team {team or '(none)'} is not one "
+                        f"of ours in it (ours there: {teams})")
+        return None
+
+    def _note_pause(self, view: ArenaView) -> None:
+        """An arena we are on the list of shows lila's pause (`me.pauseDelay`), which is per
+        user but measured by each arena's game length (Pause.scala): no first join to a
+        running arena before the largest one shown ends. A pause shown replaces the bound
+        waited after our own withdrawal."""
+        if not view.joined or view.pause_delay_s <= 0:
+            return
+        until = self.clock() + view.pause_delay_s + PAUSE_MARGIN_S
+        if self.pause_bound or self.paused_until is None:
+            self.paused_until = until
+        else:
+            self.paused_until = max(self.paused_until, until)
+        self.pause_bound = False
 
     def _wait(self, state: ArenaState, wait_s: float, message: str) -> None:
         """A refusal that ends by itself: logged once, the join tried again after it."""
@@ -302,6 +421,15 @@ class ArenaDesk:
                                       deadline_s=REQUEST_DEADLINE_S)
         except (RateLimited, RequestError, AuthError) as exc:
             refusal = classify_join_error(exc, view.pause_delay_s)
+            if isinstance(exc, RequestError) and refusal.kind != "too_many" \
+                    and not view.joined:
+                self.ledger.charge(view.join_cost)  # initialJoin charged, then refused
+            if refusal.kind == "too_many":
+                clears_s = self.ledger.clears_in_s()
+                wait_s = clears_s + PAUSE_MARGIN_S if clears_s is not None \
+                    else TOO_MANY_WAIT_S
+                self._wait(state, wait_s, f"cannot join: {refusal.message}")
+                return
             if refusal.kind == "playban":
                 self._banned(refusal.message, refusal.wait_s)
                 state.next_look = max(state.next_look, self.clock() + refusal.wait_s)
@@ -316,6 +444,8 @@ class ArenaDesk:
         except Unavailable as exc:
             self._refused(state, str(exc), final=False)
             return
+        if not view.joined:
+            self.ledger.charge(view.join_cost)
         if self.banned_until is not None:
             log.info("the playban is over: arenas are joined again")
             self.banned_until = None
@@ -338,6 +468,15 @@ class ArenaDesk:
             return
         state.withdrawn = True
         log.info("withdrew from arena %s (%s)", arena_id, why)
+        view = state.view
+        if view is not None and view.running and (view.rank is None
+                                                  or view.rank <= TOP_PAUSED):
+            # TournamentApi.withdraw pauses a player in the top 7 (Pause.scala): until an
+            # arena shows the pause itself, no first join to a running arena within the
+            # bound.
+            bound = self.clock() + PAUSE_MAX_S + PAUSE_MARGIN_S
+            self.paused_until = max(self.paused_until or 0.0, bound)
+            self.pause_bound = True
         self.on_change()
 
     async def _refresh_sheet(self, state: ArenaState, raw: Any) -> None:

@@ -1,5 +1,8 @@
 """`GET /api/tournament/{id}` as the bot needs it (lila app/controllers/Tournament.scala
-`show`, JsonView.scala): status, time to start or finish, and our rank, score and games."""
+`show`, JsonView.scala): status, time to start or finish, and our rank, score and games;
+and what a join would meet (lila modules/tournament/src/main/TournamentApi.scala `join`
+charges its credits first, then checks the entry code, the conditions, the pause and the
+team): `verdicts`, `private`, `teamBattle.joinWith`, `createdBy`."""
 
 from __future__ import annotations
 
@@ -34,6 +37,19 @@ class ArenaView:
     clock_limit_s: float = 0.0
     # Seconds before we may join again after a pause (`me.pauseDelay`, lila Pause.scala).
     pause_delay_s: float = 0.0
+    # JsonView `verdicts`: False when a condition refuses us; the refused conditions' texts.
+    verdicts_accepted: bool = True
+    refused_conditions: tuple[str, ...] = ()
+    private: bool = False  # an entry code is asked (JsonView `private`)
+    team_battle: bool = False
+    join_with: tuple[str, ...] = ()  # `teamBattle.joinWith`: the battle's teams we are in
+    created_by: str = "lichess"  # initialJoin costs 1 for lichess's arenas, 2 for a user's
+
+    @property
+    def join_cost(self) -> int:
+        """The credits of lila's initialJoin a first join costs (TournamentApi.scala: 1 for
+        an arena made by lichess, 2 for one made by a user)."""
+        return 1 if self.created_by == "lichess" else 2
 
     @property
     def seconds_to_pairings_close(self) -> float:
@@ -75,9 +91,21 @@ def parse_view(raw: Any) -> ArenaView:
     me = raw.get("me")
     me = me if isinstance(me, Mapping) else None
     verdicts = raw.get("verdicts")
-    refused = isinstance(verdicts, Mapping) and verdicts.get("accepted") is False and any(
+    verdicts = verdicts if isinstance(verdicts, Mapping) else {}
+    listed = verdicts.get("list")
+    failed = tuple(f"{v.get('condition')}: {v.get('verdict')}" if v.get("verdict") != v.get(
+        "condition") else str(v.get("condition"))
+        for v in (listed if isinstance(listed, list) else [])
+        if isinstance(v, Mapping) and v.get("verdict") != "ok")
+    accepted = verdicts.get("accepted") is not False
+    # lila writes `botsAllowed` only when true (JsonView.scala `.add("botsAllowed", ...)`):
+    # a refusal of bots shows only in the verdicts.
+    refused = not accepted and any(
         isinstance(v, Mapping) and "Bot" in str(v.get("condition", ""))
-        and v.get("verdict") != "ok" for v in verdicts.get("list", []))
+        and v.get("verdict") != "ok" for v in (listed if isinstance(listed, list) else []))
+    battle = raw.get("teamBattle")
+    battle = battle if isinstance(battle, Mapping) else None
+    join_with = battle.get("joinWith") if battle is not None else None
     rank = me.get("rank") if me is not None else None
     pause = me.get("pauseDelay") if me is not None else None
     clock = raw.get("clock")
@@ -88,11 +116,15 @@ def parse_view(raw: Any) -> ArenaView:
         nb_players=int(_number(raw, "nbPlayers")), joined=me is not None,
         withdrawn=bool(me.get("withdraw")) if me is not None else False,
         rank=rank if isinstance(rank, int) else None,
-        bots_refused=refused or raw.get("botsAllowed") is False,
+        bots_refused=refused,
         pairings_closed=raw.get("pairingsClosed") is True,
         clock_limit_s=_number(clock, "limit") if isinstance(clock, Mapping) else 0.0,
         pause_delay_s=float(pause) if isinstance(pause, int | float)
-        and not isinstance(pause, bool) else 0.0)
+        and not isinstance(pause, bool) else 0.0,
+        verdicts_accepted=accepted, refused_conditions=failed,
+        private=raw.get("private") is True, team_battle=battle is not None,
+        join_with=tuple(str(t) for t in join_with) if isinstance(join_with, list) else (),
+        created_by=str(raw.get("createdBy") or "lichess"))
 
 
 def page_of(rank: int) -> int:

@@ -152,15 +152,18 @@ async def test_an_arena_that_refuses_bots_is_logged_once_and_challenges_go_on(
         config = make_config(tmp_path, arena_config(tmp_path, arena_id))
         with caplog.at_level(logging.INFO, logger="bot.tournaments"):
             async with running_bot(server, config):
-                await wait_for(lambda: "Tournament restrictions" in caplog.text)
+                # Read in the arena's verdicts: no join is sent (lila would charge its
+                # credits, then refuse: TournamentApi.join).
+                await wait_for(lambda: "conditions refuse us" in caplog.text)
                 challenge = server.lobby.challenges[
                     await server.challenge("person", BOT, 180, 2)]
                 await wait_for(lambda: answered(challenge) == "accepted")
                 server.end_game(challenge.id, "draw")
-        refusals = [r for r in caplog.records if "Tournament restrictions" in r.getMessage()]
+        refusals = [r for r in caplog.records if "conditions refuse us" in r.getMessage()]
         assert len(refusals) == 1
         assert "Bot players are not allowed" in refusals[0].getMessage()
         assert BOT not in server.arena(arena_id).players
+        assert server.arenas.join_requests(BOT) == 0
 
 
 def _fake_entry() -> str:

@@ -78,6 +78,20 @@ def test_a_running_arena_reserves_its_slots_less_its_games() -> None:
     assert slots.challenge_limit() == 3
 
 
+def test_each_running_arena_reserves_its_slots() -> None:
+    """lila pairs us in each arena we are in: two running arenas keep two slots each of
+    `tournaments.slots` 1; challenges get the rest, never less than none."""
+    board = Board(arenas=FakeArenas(TournamentsConfig(slots=1), arenas_running=2))
+    slots = board.slots(concurrency=3)
+    assert (slots.reserved(), slots.challenge_limit()) == (2, 1)
+    board.playing.append(game("AbCd1234"))
+    assert (slots.reserved(), slots.challenge_limit()) == (1, 2)
+    board.arenas.arenas_running = 3
+    board.playing.clear()
+    slots = board.slots(concurrency=2)
+    assert (slots.reserved(), slots.challenge_limit()) == (3, 0)
+
+
 def test_idle_wants_nothing_played_queued_accepted_nor_a_running_arena() -> None:
     board = Board()
     slots = board.slots()

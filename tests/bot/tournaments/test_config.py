@@ -31,6 +31,10 @@ tournaments:
     ("[AbCd1234, AbCd1234]", "arena AbCd1234 is listed twice"),
     ("[{id: AbCd1234, team: ''}]", "arena AbCd1234: team must be a non-empty text"),
     ("[3]", "each arena must be an id or a mapping"),
+    # lila's Game.isBotCompatible: a Swiss game never is; said so, not "not an arena id".
+    ("['https://lichess.org/swiss/AbCd1234']",
+     "is a Swiss tournament: lila does not let bots play in Swiss tournaments"),
+    ("[{id: 'lichess.org/swiss/AbCd1234'}]", "is a Swiss tournament"),
 ])
 def test_bad_arenas_are_named(arenas: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:

@@ -27,7 +27,9 @@ def test_bots_refused_and_bad_replies() -> None:
         "list": [{"condition": "Bot players are not allowed",
                   "verdict": "Bot players are not allowed"}], "accepted": False}})
     assert refused.bots_refused and not refused.joined and refused.status == "created"
-    assert parse_view({"id": "AbCd1234", "botsAllowed": False}).bots_refused
+    # lila never writes `botsAllowed: false` (JsonView.scala adds it only when true): the
+    # verdicts alone say whether we are refused.
+    assert not parse_view({"id": "AbCd1234", "botsAllowed": False}).bots_refused
     with pytest.raises(ArenaFormatError, match="is not an arena"):
         parse_view({"id": "AbCd1234", "system": "swiss"})
     with pytest.raises(ArenaFormatError, match="'secondsToStart' must be a number"):
