@@ -378,3 +378,17 @@ async def test_pairing_cadence_follows_the_arenas_size(sandbox: SandboxServer,
         assert len(arena.games) == size, size
         for game_id in arena.games:
             sandbox.end_game(game_id, "draw", None)
+
+
+async def test_a_team_battle_shows_the_teams_one_may_join_with(sandbox: SandboxServer) -> None:
+    """JsonView.scala `teamBattle.joinWith`: the battle's teams the signed-in player is in;
+    and a player on the list sees the conditions as accepted."""
+    sandbox.add_account("bot1", bot=True)
+    sandbox.add_team_member("fans", "bot1")
+    battle = sandbox.arena(sandbox.create_arena(ArenaSpec(teams=frozenset({"fans", "club"}),
+                                                          starts_in_s=60)))
+    me = sandbox.account("bot1")
+    assert sandbox.arenas.json(battle, me)["teamBattle"]["joinWith"] == ["fans"]
+    assert "joinWith" not in sandbox.arenas.json(battle, None)["teamBattle"]
+    assert "teamBattle" not in sandbox.arenas.json(
+        sandbox.arena(sandbox.create_arena(ArenaSpec())), me)
