@@ -158,3 +158,25 @@ def test_a_move_chosen_again_replaces_its_verdict() -> None:
     conduct.record(0, ply=12)  # ... and another was chosen at the same ply
     assert not conduct.should_resign(abortable=False, **CLOCKS)
     assert conduct.last is not None and conduct.last.score_cp == 0
+
+
+def test_no_draw_offered_to_nor_resignation_to_a_beginner() -> None:
+    conduct = Conduct(DrawConfig(offer=True, accept=True, margin_cp=20, moves=1, min_move=0,
+                                 min_rating=1000),
+                      ResignConfig(enabled=True, threshold_cp=-800, moves=1, min_rating=1200))
+    conduct.record(0)
+    conduct.opponent_rating = 999
+    assert not conduct.should_offer_draw(40)
+    assert conduct.should_accept_draw(40)  # their offer is theirs to make
+    conduct.opponent_rating = 1000
+    assert conduct.should_offer_draw(40)
+    conduct.record(-900)
+    conduct.opponent_rating = 1199
+    assert not conduct.should_resign(abortable=False, **CLOCKS)
+    conduct.opponent_rating = None  # unknown: the rules as they are
+    assert conduct.should_resign(abortable=False, **CLOCKS)
+    unbounded = Conduct(DrawConfig(offer=True, accept=True, margin_cp=20, moves=1, min_move=0,
+                                   min_rating=None), RESIGN)
+    unbounded.record(0)
+    unbounded.opponent_rating = 400
+    assert unbounded.should_offer_draw(40)
