@@ -23,6 +23,8 @@ from typing import Any, TextIO
 import chess
 
 from bot.app import run_bot
+from bot.engines.levels import GameLevel, Opponent, choose_level
+from bot.engines.rules import EngineTable, GameFacts, pick_engine
 from bot.features.pgn import pgn_path, write_pgn
 from bot.ops.config import Config
 from bot.ops.logs import setup_logging
@@ -30,11 +32,14 @@ from bot.watch.status import format_clock
 from sandbox.games import ChatLine
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import GameRecord, SandboxServer
+from sandbox.timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
 
 BOT_NAME = "kibitz"
 OPPONENT_NAME = "sparring"
+# A person of 1,200 in a casual game: the default strength rules play them at their level.
+OPPONENT_RATING = 1200
 # How often the game is looked at for new moves and chat lines.
 WATCH_POLL_S = 0.1
 # The engine is compiled on the very first run; the wait for the bot to be ready allows it.
@@ -87,6 +92,16 @@ def demo_config(config: Config, games_dir: Path | None) -> Config:
         pgn=dataclasses.replace(config.pgn, enabled=True,
                                 dir=games_dir if games_dir is not None else config.pgn.dir),
     )
+
+
+def demo_level(config: Config, base_s: int, increment_s: int) -> GameLevel:
+    """The level the bot's strength rules give the demo's casual game against a person rated
+    OPPONENT_RATING (the bot chooses it the same way at the game's start)."""
+    speed = TimeControl(base_s, increment_s).speed
+    facts = GameFacts("standard", speed, rated=False, bot=False, arena=False)
+    engine = pick_engine(EngineTable.from_config(config), facts)
+    return choose_level(config.strength, facts, engine,
+                        Opponent(OPPONENT_NAME, None, OPPONENT_RATING, bot=False))
 
 
 class GameWatcher:
@@ -203,6 +218,9 @@ async def run_demo(config: Config, *, clock: str = "1+1", opponent: str = "rando
         say(f"The bot plays as {BOT_NAME!r} against {OPPONENT_NAME!r} "
             f"({'random moves' if opponent == 'random' else 'the built-in engine, quick'}), "
             f"at {clock}.")
+        say(f"{OPPONENT_NAME!r} is a person rated {OPPONENT_RATING} and the game is casual: "
+            f"the strength rules give it {demo_level(settings, base_s, increment_s)} "
+            "(README \"Playing people at their level\").")
         say("Starting the engine (the very first run compiles it, which takes a while)...")
         ready = asyncio.Event()
         stop = asyncio.Event()
@@ -223,6 +241,7 @@ async def run_demo(config: Config, *, clock: str = "1+1", opponent: str = "rando
         spec = ChallengeSpec(BOT_NAME, base_s, increment_s, repeat=False)
         await server.start_opponent(OPPONENT_NAME, engine=engine, challenge=spec,
                                     movetime_s=OPPONENT_MOVETIME_S, accept=False,
+                                    rating=OPPONENT_RATING,
                                     greeting="Good luck, have fun!")
         game_id = await _wait_game(server, bot)
         if game_id is None:

@@ -45,6 +45,9 @@ async def test_a_whole_demo_game(tmp_path: Path) -> None:
     text = shown.getvalue()
     assert code == 0, text
     assert "Kibitz demo: a local sandbox server is running at http://127.0.0.1:" in text
+    # a person of 1,200, casual, bullet: the default rules' 1200 - 400
+    assert "'sparring' is a person rated 1200 and the game is casual: the strength rules give " \
+        "it Elo 800" in text
     assert re.search(r"Game \w{8}: (kibitz|sparring) \(white\) vs (kibitz|sparring) \(black\)",
                      text)
     moves = re.findall(r"^  (\d+\.(?:\.\.)? \S+) +(kibitz|sparring) +(\d+:\d\d(?:\.\d)?)$",
