@@ -198,3 +198,22 @@ def test_the_last_move_is_numbered_as_a_pv_is() -> None:
                                 our_clock_s=62.4, their_clock_s=58.0, last_search=None,
                                 our_turn=True))
     assert view.moves == "2...Nc6"
+
+
+def test_the_level_of_each_game_is_shown() -> None:
+    from bot.watch.view import card
+
+    context = GameContext(game_id="Qa7bX1pz", variant="standard", speed="blitz", rated=False,
+                          me="kibitz", color=chess.WHITE,
+                          white=Player("kibitz", "kibitz", "BOT", 2000),
+                          black=Player("alice", "alice", None, 1200), initial_fen="startpos",
+                          clock_initial_s=180.0, clock_increment_s=2.0)
+    snapshot = GameSnapshot(game_id="Qa7bX1pz", context=context, board=chess.Board(),
+                            our_clock_s=62.4, their_clock_s=58.0, last_search=None,
+                            our_turn=True, strength="Elo 900")
+    view = view_of(snapshot)
+    assert view.strength == "Elo 900"
+    assert summary_line(StatusSnapshot((view,))).startswith(
+        "1 game: Qa7bX1pz vs alice (white, 1:02 v 0:58, Elo 900) |")
+    assert "vs alice        (Elo 900)" in live_lines(StatusSnapshot((view,)))[1]
+    assert card(snapshot, base_url="https://lichess.org")["strength"] == "Elo 900"
