@@ -79,9 +79,16 @@ def strong_opponent() -> list[str]:
     return [STOCKFISH] if HAVE_STOCKFISH else list(BUILTIN)
 
 
+# The end-to-end tests play at full strength (no strength rule) unless they ask for levels:
+# the levels have tests of their own (tests/bot/test_levels_e2e.py), the others want the
+# engine's own play.
+FULL_STRENGTH = "{rules: []}"
+
+
 def make_config(tmp_path: Path, extra: str = "", *, concurrency: int = 4,
-                max_move_s: float = 0.05) -> Config:
-    """A test configuration: quick moves, quick aborts, PV in both rooms, files in tmp_path."""
+                max_move_s: float = 0.05, strength: str = FULL_STRENGTH) -> Config:
+    """A test configuration: quick moves, quick aborts, PV in both rooms, files in tmp_path;
+    `strength`: the `strength` section (full strength by default)."""
     command = ", ".join(f'"{part}"' for part in engine_command())
     text = f"""
 state_dir: "{tmp_path / 'state'}"
@@ -96,6 +103,7 @@ challenge:
 game:
   abort_after_s: 2
   shutdown_grace_s: 5
+strength: {strength}
 chat:
   kibitz_every: 1
   kibitz_rooms: [spectator, player]

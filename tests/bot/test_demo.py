@@ -40,8 +40,9 @@ def test_demo_config_fits_one_watched_game(tmp_path: Path) -> None:
 
 async def test_a_whole_demo_game(tmp_path: Path) -> None:
     shown = io.StringIO()
-    code = await run_demo(make_config(tmp_path), clock="0.5+0", games_dir=tmp_path / "pgn",
-                          out=shown, install_logging=False)
+    config = make_config(tmp_path, strength="{}")  # the default rules: the demo's level
+    code = await run_demo(config, clock="0.5+0", games_dir=tmp_path / "pgn", out=shown,
+                          install_logging=False)
     text = shown.getvalue()
     assert code == 0, text
     assert "Kibitz demo: a local sandbox server is running at http://127.0.0.1:" in text

@@ -36,12 +36,12 @@ GREETING = "I play you at {strength}"
 # Each setting, and the UCI_Elo each opponent's game must get (None: full strength). The
 # games are blitz (3+2): the default offset is -300.
 SETTINGS = {
-    "default": ("", {"human1200": 900, "human2000": 1700, "human1600": None, "somebot": None}),
+    "default": ("{}", {"human1200": 900, "human2000": 1700, "human1600": None, "somebot": None}),
     "relative, clamped": (
-        "strength: {rules: [{strength: opponent + 100, rated: false, min: 1100, max: 1500}]}",
+        "{rules: [{strength: opponent + 100, rated: false, min: 1100, max: 1500}]}",
         {"human1200": 1100, "human2000": 1500, "human1600": None, "somebot": 1500}),
     "fixed for people": (
-        "strength: {rules: [{strength: 1800, bot: false}]}",
+        "{rules: [{strength: 1800, bot: false}]}",
         {"human1200": 1800, "human2000": 1800, "human1600": 1800, "somebot": None}),
 }
 
@@ -92,7 +92,7 @@ async def test_each_game_plays_at_the_level_of_its_rules(
     strength, expected = SETTINGS[setting]
     log_dir = tmp_path / "engine-logs"
     log_dir.mkdir()
-    config = make_config(tmp_path, strength)
+    config = make_config(tmp_path, strength=strength)
     config = dataclasses.replace(
         config, chat=dataclasses.replace(config.chat, greeting_start=GREETING))
     config = dataclasses.replace(
