@@ -132,7 +132,9 @@ class Engine:
         """Tell a UCI engine the game's level and opponent, each option only where the engine
         declares it: UCI_LimitStrength and UCI_Elo (clamped to its range; full strength is
         UCI_LimitStrength false), the rule's options, UCI_Opponent (`title rating
-        computer|human name`) and UCI_RatingAdv. An XBoard engine is told nothing."""
+        computer|human name`) and UCI_RatingAdv. A game no strength rule matched keeps the
+        strength `engine.options` gave the engine (full, unless they limit it). An XBoard
+        engine is told nothing."""
         if self.xboard:
             return
         declared = self._protocol.options
@@ -142,7 +144,7 @@ class Engine:
                 options[name] = value
             else:
                 log.warning("engine %s has no option %r: skipped", self.name, name)
-        if LIMIT_STRENGTH in declared:
+        if LIMIT_STRENGTH in declared and (level.rule is not None or level.elo is not None):
             options[LIMIT_STRENGTH] = level.elo is not None
         if level.elo is not None and ELO_OPTION in declared:
             options[ELO_OPTION] = _clamped(declared[ELO_OPTION], level.elo)

@@ -183,11 +183,13 @@ def test_the_table_shows_each_speed_for_the_three_ratings() -> None:
 # -- an external engine is told what it declares, and nothing else --
 
 
-async def received(tmp_path: Path, level: GameLevel, *declared: str) -> list[str]:
-    """The `setoption` lines an engine declaring `declared` receives for `level` and the
-    game's first search (python-chess sends UCI_Opponent after the game's `ucinewgame`)."""
+async def received(tmp_path: Path, level: GameLevel, *declared: str,
+                   options: dict[str, str | int | bool] | None = None) -> list[str]:
+    """The `setoption` lines an engine declaring `declared` (started with `options`) receives,
+    then for `level` and the game's first search (python-chess sends UCI_Opponent after the
+    game's `ucinewgame`)."""
     engine = await start_engine(EngineSpec((sys.executable, LEVEL_ENGINE, str(tmp_path),
-                                            *declared)))
+                                            *declared), options or {}))
     try:
         await engine.set_level(level)
         await engine.think(chess.Board(), chess.engine.Limit(depth=1), hard_limit_s=30.0,
@@ -235,3 +237,19 @@ async def test_an_engine_gets_only_the_options_it_declares(tmp_path: Path) -> No
         "setoption name Contempt value 20",
         "setoption name UCI_Elo value 1500",
     ]
+
+
+async def test_a_game_no_rule_matched_keeps_the_configured_strength(tmp_path: Path) -> None:
+    """engine.options may limit the engine for every game: a game no strength rule matched
+    keeps that; a rule's `full` lifts it."""
+    fixed: dict[str, str | int | bool] = {"UCI_LimitStrength": True, "UCI_Elo": 1500}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    start = ["setoption name UCI_LimitStrength value true", "setoption name UCI_Elo value 1500"]
+    unmatched = GameLevel(None, opponent=person(1600), rule=None)
+    assert await received(tmp_path / "a", unmatched, *ALL_LEVEL_OPTIONS, options=fixed) == [
+        *start, "setoption name UCI_Opponent value none 1600 human alice"]
+    full = GameLevel(None, opponent=person(1600), rule=0)
+    assert await received(tmp_path / "b", full, *ALL_LEVEL_OPTIONS, options=fixed) == [
+        *start, "setoption name UCI_LimitStrength value false",
+        "setoption name UCI_Opponent value none 1600 human alice"]
