@@ -41,7 +41,6 @@ from engine.timeman import TimeBudget
 ELO_MIN = 500
 ELO_MAX = 3200
 ELO_DEFAULT = 1500
-LIMITED_MULTIPV = 4  # the candidate lines a limited level searches (as Stockfish's Skill)
 PUSH_DIVISOR = 128  # pick_best's divisor: weakness 128 makes every candidate alike
 PUSH_SPREAD_MAX_CP = 100  # the random push is at most a share of a pawn (pick_best's delta)
 # One move is obvious (a recapture, the only way out) when the second line loses this much.
@@ -55,6 +54,7 @@ class Anchor:
     """One calibrated level: its search and its choice."""
 
     elo: int
+    lines: int  # the candidate lines searched (MultiPV; Stockfish's Skill searches 4)
     nodes: int  # the node budget of a move (depth 1 always ends, whatever it costs)
     weakness: float  # pick_best's weakness: 0 the best line always, 128 any candidate alike
     window_cp: int  # candidates lose at most this much against the best line
@@ -63,13 +63,13 @@ class Anchor:
 
 # Tuned against Stockfish 15.1 at the same UCI_Elo (docs/RESULTS.md, "UCI_Elo calibration").
 ANCHORS: tuple[Anchor, ...] = (
-    Anchor(ELO_MIN, 40, 128.0, 400, 0.20),
-    Anchor(1000, 120, 120.0, 300, 0.30),
-    Anchor(1400, 350, 110.0, 200, 0.40),
-    Anchor(1800, 1500, 95.0, 130, 0.50),
-    Anchor(2200, 6000, 75.0, 80, 0.65),
-    Anchor(2600, 30000, 50.0, 40, 0.80),
-    Anchor(ELO_MAX, 2_000_000, 0.0, 0, 1.00),
+    Anchor(ELO_MIN, 4, 60, 128.0, 300, 0.20),
+    Anchor(1000, 4, 300, 105.0, 150, 0.30),
+    Anchor(1400, 4, 1200, 90.0, 110, 0.40),
+    Anchor(1800, 4, 6000, 75.0, 80, 0.50),
+    Anchor(2200, 4, 150000, 25.0, 40, 0.65),
+    Anchor(2600, 1, 2_000_000, 0.0, 0, 0.80),
+    Anchor(ELO_MAX, 1, 10_000_000, 0.0, 0, 1.00),
 )
 
 
@@ -78,6 +78,7 @@ class Level:
     """The settings of one UCI_Elo, interpolated between its two anchors."""
 
     elo: int
+    lines: int
     nodes: int
     weakness: float
     window_cp: int
@@ -98,6 +99,7 @@ def level(elo: int) -> Level:
     nodes = math.exp(math.log(low.nodes) + f * (math.log(high.nodes) - math.log(low.nodes)))
     return Level(
         elo=elo,
+        lines=low.lines if f < 1.0 else high.lines,  # a count: the lower anchor's
         nodes=max(1, round(nodes)),
         weakness=low.weakness + f * (high.weakness - low.weakness),
         window_cp=round(low.window_cp + f * (high.window_cp - low.window_cp)),

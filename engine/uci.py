@@ -665,11 +665,11 @@ class UciEngine:
         self, position: Position, limits: GoLimits, budget: TimeBudget, started: float,
         level: strength.Level,
     ) -> tuple[str | None, str | None, float]:
-        """A limited level's move: one thread, ``LIMITED_MULTIPV`` lines (or MultiPV's, if
+        """A limited level's move: one thread, the level's lines (or MultiPV's, if
         more; every line searched is reported), the level's node budget, then the level's
         pick; with the clock, the time this level takes over the move (0 without one)."""
         nodes = level.nodes if limits.nodes is None else min(limits.nodes, level.nodes)
-        shape = SearchShape(multipv=max(self.multipv, strength.LIMITED_MULTIPV),
+        shape = SearchShape(multipv=max(self.multipv, level.lines),
                             helpers=False, whole_first_depth=True)
         result = self.searcher.think(
             position, replace(limits, nodes=nodes), budget, started, self._report,
