@@ -7,6 +7,7 @@ on the streams open at that moment. `parse_fault` reads the command-line form:
     status=503,path=/api/stream/event,count=2
     delay=1.5,path=/api/bot/*
     ratelimit=html,path=/api/bot/game/*/move/*,count=1     (ratelimit=json|html)
+    reset=1,path=/api/bot/game/*/chat,count=3    (the connection dropped, no answer)
     drop=event,every=30          (drop event|game|challenge|all streams every 30 s)
     silent=game,every=45         (silence streams: no keep-alives, no events)
 """
@@ -22,7 +23,7 @@ from aiohttp import web
 from sandbox.errors import RateLimited
 from sandbox.ratelimit import GENERIC_LIMIT
 
-REQUEST_FAULTS = ("status", "delay", "ratelimit")
+REQUEST_FAULTS = ("status", "delay", "ratelimit", "reset")
 STREAM_FAULTS = ("drop", "silent")
 STREAM_KINDS = ("event", "game", "challenge", "all")
 
@@ -31,7 +32,7 @@ STREAM_KINDS = ("event", "game", "challenge", "all")
 class RequestFault:
     """One fault on matching requests."""
 
-    kind: str  # "status", "delay" or "ratelimit"
+    kind: str  # "status", "delay", "ratelimit" or "reset"
     path: str = "*"
     method: str | None = None
     username: str | None = None
@@ -88,12 +89,18 @@ class FaultPlan:
         return fired
 
 
-async def apply(faults: list[RequestFault]) -> web.Response | None:
-    """Delay, then answer with an injected error if any fault says so."""
+async def apply(faults: list[RequestFault],
+                request: web.Request | None = None) -> web.Response | None:
+    """Delay, then answer with an injected error if any fault says so; a reset closes the
+    connection with no answer at all."""
     for fault in faults:
         if fault.kind == "delay":
             await asyncio.sleep(fault.delay_s)
     for fault in faults:
+        if fault.kind == "reset" and request is not None and request.transport is not None:
+            request.transport.close()
+            # Nothing reaches the client: the write of this reply finds the socket closed.
+            return web.Response(status=500)
         if fault.kind == "status":
             return web.json_response({"error": f"Injected fault: HTTP {fault.status}"},
                                      status=fault.status)
@@ -147,6 +154,8 @@ def parse_fault(spec: str) -> RequestFault | StreamFault:
             fault.status = int(fields["status"])
             if not 400 <= fault.status <= 599:
                 raise ValueError("status must be an HTTP error code (400-599)")
+        elif kind == "reset":
+            pass
         elif kind == "delay":
             fault.delay_s = float(fields["delay"])
             if fault.delay_s < 0:

@@ -114,7 +114,7 @@ class Api:
             fired = self.faults.take(request.method, request.path, token_owner,
                                      self.lobby.settings.game.clock.now())
             if fired:
-                injected = await apply(fired)
+                injected = await apply(fired, request)
                 if injected is not None:
                     return injected
             return await handler(request)

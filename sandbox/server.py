@@ -384,6 +384,11 @@ class SandboxServer:
         return self.faults.add(RequestFault("ratelimit", path, method, username, count,
                                             html=html))
 
+    def reset(self, path: str = "*", *, method: str | None = None,
+              username: str | None = None, count: int | None = 1) -> RequestFault:
+        """Drop the connection of matching requests with no answer."""
+        return self.faults.add(RequestFault("reset", path, method, username, count))
+
     def clear_faults(self) -> None:
         self.faults.clear()
 

@@ -1,0 +1,161 @@
+"""Failures that must cost nothing, each injected on the sandbox: a chat that fails, a game
+stream that ends mid-game, and the token that must never show, whatever fails."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot import cli
+from bot.ops.token import TOKEN_ENV
+from bot.watch.server import Watch, WatchSettings
+from sandbox.faults import RequestFault
+from sandbox.opponent import ChallengeSpec
+from sandbox.server import SandboxServer
+from tests.bot.e2e_support import (
+    BOT,
+    FAST_TIMINGS,
+    GUARD_S,
+    assert_legal,
+    bot_games,
+    make_config,
+    quiet_logs,
+    running_bot,
+    strong_opponent,
+)
+from tests.bot.test_faults_e2e import assert_won, plies, start_games
+
+CHAT = "/api/bot/game/*/chat"
+
+
+async def _fired(fault: RequestFault, times: int) -> None:
+    async with asyncio.timeout(GUARD_S):
+        while fault.fired < times:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+
+async def test_a_failing_chat_never_delays_nor_loses_a_move(tmp_path: Path) -> None:
+    """The PV goes to both rooms after every move (kibitz_every 1): its requests meet a 400
+    (lila's answer to a line over 140 characters), a 500 and a dropped connection, each
+    several times, then a 429 that holds the chat back for 30 s: the moves go on meanwhile
+    and the game is won."""
+    quiet_logs()
+    timings = dataclasses.replace(FAST_TIMINGS, rate_limit_pause_s=30.0)
+    async with SandboxServer(keepalive_s=0.3) as server:
+        async with running_bot(server, make_config(tmp_path, concurrency=1),
+                               timings=timings) as run:
+            # An engine rival: the game outlasts the phases.
+            await server.start_opponent("rival0", engine=strong_opponent(), movetime_s=0.05,
+                                        challenge=ChallengeSpec(BOT, 300, 0, repeat=False))
+            (game_id,) = await bot_games(server, 1, GUARD_S)
+            assert await plies(server, game_id, 2)
+            # One fault after the other, each waited for; the moves go on meanwhile.
+            faults = []
+            for inject in (lambda: server.fail(400, CHAT, count=2),
+                           lambda: server.fail(500, CHAT, count=3),
+                           lambda: server.reset(CHAT, count=3)):
+                faults.append(inject())
+                await _fired(faults[-1], faults[-1].count or 1)
+            limited = server.rate_limit(CHAT, count=None)
+            await _fired(limited, 1)
+            at = len(server.game_record(game_id).moves)
+            # The chat now waits out its 429 (30 s); no move waits with it.
+            if await plies(server, game_id, at + 4):
+                assert limited.fired == 1
+            server.clear_faults()
+            if not server.game_record(game_id).finished:
+                server.end_game(game_id, "draw")
+            record = await server.wait_for_game_end(game_id, 60)
+        assert run.task.result() == 0
+    assert_legal(record)
+    # Not lost on time while its chat failed.
+    assert record.status != "outoftime"
+    assert run.metrics.rejected_moves == 0
+
+
+async def test_a_game_stream_that_ends_mid_game_is_reopened_and_the_game_played_on(
+        tmp_path: Path) -> None:
+    """lila closes a game stream (a deploy, a proxy) while the game goes on: the bot opens
+    it again and plays on, in time."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.3) as server:
+        async with running_bot(server, make_config(tmp_path, concurrency=1)) as run:
+            (game_id,) = await start_games(server, 1)
+            for _ in range(3):
+                at = len(server.game_record(game_id).moves)
+                if not await plies(server, game_id, at + 2):
+                    break
+                server.drop_streams("game", BOT)
+                if not await plies(server, game_id, at + 6):
+                    break
+            record = await server.wait_for_game_end(game_id, 60)
+        assert run.task.result() == 0
+    assert_won(record)
+    assert_legal(record)
+
+
+async def test_the_token_never_shows_whatever_fails(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every error path a game reaches (4xx and 5xx replies, 429s, dropped connections,
+    dropped streams) and the status page and /metrics: the token appears nowhere."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.3) as server:
+        token = server.add_account(BOT, bot=True)
+        config = make_config(tmp_path, concurrency=1)
+        watch = Watch(WatchSettings("127.0.0.1", 0, None), base_url=server.url, token=token)
+        with caplog.at_level(logging.DEBUG):
+            async with running_bot(server, config, token=token, watch=watch):
+                (game_id,) = await start_games(server, 1)
+                assert await plies(server, game_id, 2)
+                server.fail(400, CHAT, count=2)
+                server.fail(500, "/api/bot/game/*/move/*", count=2)
+                server.rate_limit(CHAT, count=1, html=True)
+                server.reset("/api/bot/game/*/move/*", count=1)
+                server.fail(503, "/api/stream/event", count=1)
+                server.drop_streams("event", BOT)
+                server.drop_streams("game", BOT)
+                at = len(server.game_record(game_id).moves)
+                await plies(server, game_id, at + 8)
+                pages = await _pages(watch)
+                server.clear_faults()
+                await server.wait_for_game_end(game_id, 60)
+        # check-config with the token tested, against failing and refusing answers.
+        monkeypatch.setenv(TOKEN_ENV, token)
+        for fault in (lambda: server.fail(500, "/api/token/test", count=None),
+                      lambda: server.fail(401, "/api/account", count=None),
+                      lambda: server.reset("/api/token/test", count=None)):
+            fault()
+            await asyncio.to_thread(cli.run, ["check-config", "--check-token", "--url",
+                                              server.url])
+            server.clear_faults()
+    captured = capsys.readouterr()
+    seen = caplog.text + captured.out + captured.err + pages + _files_text(tmp_path)
+    # The error paths were reached: lila's error bodies are echoed, the pages were read.
+    assert "Injected fault: HTTP 500" in seen and "kibitz_" in pages
+    assert token not in seen
+    assert "Bearer" not in seen
+
+
+def _files_text(root: Path) -> str:
+    """Every file the bot wrote (state, PGNs, logs)."""
+    return "".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
+
+
+async def _pages(watch: Watch) -> str:
+    """The status page's first event, /metrics and /healthz, as the bot serves them."""
+    base = f"http://127.0.0.1:{watch.port}"
+    texts = []
+    async with aiohttp.ClientSession() as session:
+        for path in ("/metrics", "/healthz"):
+            async with session.get(base + path) as resp:
+                texts.append(await resp.text())
+        async with session.get(base + "/events") as resp, asyncio.timeout(GUARD_S):
+            while (line := await resp.content.readline()).strip() or not texts[-1]:
+                texts.append(line.decode(errors="replace"))
+    return "".join(texts)
