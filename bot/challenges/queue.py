@@ -52,9 +52,12 @@ Spawn = Callable[[Coroutine[Any, Any, None], str], object]
 
 
 def answer_key(challenge: Challenge) -> str:
-    """What an answered challenge is remembered by. A rematch offer carries the finished
-    game's id (lila#7718), which is also the id of the challenge that started that game,
-    already answered: the offer is a new question."""
+    """What an answered challenge is remembered by. lila gives a rematch offer the id of
+    the game it would start (modules/challenge ChallengeMaker.scala `makeRematch`:
+    `rematches.offer` reserves the next game's id) and names the finished game in
+    `rematchOf`; older lila used the finished game's id (lila#7718), which is also the id
+    of the challenge that started that game, already answered. The prefix keeps the offer
+    a new question either way."""
     return challenge.id if challenge.rematch_of is None else f"rematch {challenge.id}"
 
 

@@ -61,8 +61,10 @@ class Chooser:
         """The engine of a game by its gameStart (a visit with no gameStart: the default)."""
         if info is None:
             return self.engines.table.default
-        # lila's gameStart names the opponent without a title: a bot is one we know of
-        # (a challenge, matchmaking); a game not from a challenge (an arena) may be either.
+        # lila's gameStart puts a title only before the opponent's name ("BOT name",
+        # Namer.playerTextBlocking `titleName`), which GameInfo drops: a bot is one we
+        # know of (a challenge, matchmaking); a game not from a challenge (an arena) may
+        # be either until the gameFull names its players' titles.
         known = (info.opponent_id or "").lower() in self.known_bots
         bot = True if known else (False if info.tournament_id is None else None)
         return self.engines.choose_playable(game_facts(info, bot))

@@ -32,7 +32,7 @@ def challenge_facts(challenge: Challenge) -> GameFacts:
 
 def game_facts(info: GameInfo, bot: bool | None) -> GameFacts:
     """A started game, from its gameStart; `bot` from what the bot knows of the opponent
-    (lila's gameStart names the opponent without a title)."""
+    (lila's gameStart has the title only as a prefix of the name, which GameInfo drops)."""
     return GameFacts(info.variant, info.speed, info.rated, bot,
                      arena=info.tournament_id is not None)
 

@@ -49,7 +49,8 @@ class Conduct:
     def __init__(self, draw: DrawConfig, resign: ResignConfig, *,
                  first_draw_move: int = 1) -> None:
         self.draw = draw
-        # An arena game allows no draw before move 30 (bot.tournaments.rules).
+        # An arena game allows no draw before the variant's long-game move (fullmove 31 in
+        # standard: bot.tournaments.rules.first_draw_move).
         self.first_draw_move = first_draw_move
         self.resign = resign
         # The opponent's rating (from the gameFull; None: unknown): below draw.min_rating no

@@ -60,7 +60,7 @@ async def step(server: SandboxServer, clock: ManualClock) -> None:
 async def test_a_whole_arena_is_joined_played_and_left(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 5-minute arena: the bot joins before the start, plays every pairing (its first
-    move in time), never aborts nor offers a draw before move 30, withdraws at the end,
+    move in time), never aborts nor offers a draw before move 31, withdraws at the end,
     and the standing it reports is the arena's."""
     quiet_logs()
     forbidden: list[str] = []
