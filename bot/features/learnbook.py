@@ -104,13 +104,15 @@ def _describe(path: Path, number: int, game: chess.pgn.Game) -> str:
 
 
 def _our_color(game: chess.pgn.Game, account: str | None) -> chess.Color | None:
-    me = (account or game.headers.get("Annotator", "")).lower()
-    if not me:
-        return None
-    if game.headers.get("White", "").lower() == me:
-        return chess.WHITE
-    if game.headers.get("Black", "").lower() == me:
-        return chess.BLACK
+    """The side of the player the Annotator header names, else of `account`."""
+    white = game.headers.get("White", "").lower()
+    black = game.headers.get("Black", "").lower()
+    for name in (game.headers.get("Annotator", ""), account or ""):
+        me = name.lower()
+        if me and me == white:
+            return chess.WHITE
+        if me and me == black:
+            return chess.BLACK
     return None
 
 

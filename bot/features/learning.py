@@ -63,6 +63,9 @@ class BookLearner:
         self.command = command
         self.book: OpeningBook | None = None
         self.running: set[str] = set()  # the games under way
+        # The bot's account, once a game has named it: records written from a server export
+        # (a correspondence game that ended between visits) carry no Annotator header.
+        self.account: str | None = None
         self.rebuilds = 0  # rebuilds that replaced the book
         self._task: asyncio.Task[None] | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -112,7 +115,8 @@ class BookLearner:
         return [*self.command, "book", "build", "--no-records", str(self.config.pgn.dir),
                 "--out", str(self.path), "--min-games", str(book.learn_min_games),
                 "--max-plies", str(book.learn_max_plies),
-                "--memory-mb", str(book.learn_memory_mb), "--nice", str(REBUILD_NICENESS)]
+                "--memory-mb", str(book.learn_memory_mb), "--nice", str(REBUILD_NICENESS),
+                *(["--account", self.account] if self.account else [])]
 
     async def _rebuild(self) -> None:
         # Stamped first: a build that fails waits a day too, rather than retry after every game.
@@ -138,6 +142,7 @@ class BookLearner:
                  out.decode(errors="replace").strip())
 
     def observer(self, full: GameFull, context: GameContext) -> LearnerObserver:
+        self.account = context.me
         return LearnerObserver(self, context.game_id)
 
     async def close(self) -> None:

@@ -50,13 +50,20 @@ async def test_the_book_is_rebuilt_when_no_game_runs_and_once_a_day(tmp_path: Pa
         assert learner.book is None and await source.choose(chess.Board(), CONTEXT) is None
         learner.game_started("g1")
         assert learner.maybe_rebuild() is None  # a game runs
+        learner.account = "MyBot"  # as a game's context names it: games without Annotator
+        shutil.copy(DATA / "added.pgn", learner.config.pgn.dir / "added.pgn")
         learner.game_ended("g1")  # the last game ended: a quiet moment
         assert learner.rebuilding
         assert learner._task is not None
         await learner._task
         assert learner.rebuilds == 1
         answer = await source.choose(chess.Board(), CONTEXT)
-        assert answer is not None and answer.move.uci() == "e2e4" and answer.source == "book"
+        # 1.e4 (a win and a loss) and, from the game without Annotator, 1.c4 (a win): weight 3.
+        assert answer is not None and answer.move.uci() in ("e2e4", "c2c4")
+        assert answer.source == "book" and learner.book is not None
+        other = learner.book.best_other(chess.Board(), "standard", {
+            chess.Move.from_uci("e2e4"), chess.Move.from_uci("d2d4")})
+        assert other is not None and other.move.uci() == "c2c4"
         assert learner.maybe_rebuild() is None  # built within the day
         clock.now_s += REBUILD_INTERVAL_S
         task = learner.maybe_rebuild()
