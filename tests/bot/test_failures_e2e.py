@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from bot import cli
 from bot.ops.token import TOKEN_ENV
 from bot.watch.server import Watch, WatchSettings
 from sandbox.faults import RequestFault
+from sandbox.games import Game as SandboxGame
+from sandbox.lobby import Lobby
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
@@ -28,6 +33,8 @@ from tests.bot.e2e_support import (
     running_bot,
     strong_opponent,
 )
+from tests.bot.test_bad_input_e2e import GarbageProxy
+from tests.bot.test_challenge_rules_e2e import answered
 from tests.bot.test_faults_e2e import assert_won, plies, start_games
 
 CHAT = "/api/bot/game/*/chat"
@@ -159,3 +166,101 @@ async def _pages(watch: Watch) -> str:
             while (line := await resp.content.readline()).strip() or not texts[-1]:
                 texts.append(line.decode(errors="replace"))
     return "".join(texts)
+
+
+OPTIONAL_KEYS = frozenset({"title", "rating", "provisional", "perf"})
+
+
+def _strip(value: Any) -> Any:
+    """The value with every optional key above removed, at every depth."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in OPTIONAL_KEYS}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+class StrippingProxy(GarbageProxy):
+    """Forwards to the sandbox; every stream line loses its optional fields (a challenge's,
+    a gameStart's and a gameFull's `title`, `rating`, `provisional`, `perf`)."""
+
+    async def forward(self, request: web.Request) -> web.StreamResponse:
+        assert self._session is not None
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+        body = await request.read()
+        async with self._session.request(
+                request.method, self.upstream + request.path_qs, headers=headers, data=body,
+                timeout=aiohttp.ClientTimeout(total=None)) as upstream:
+            if "ndjson" not in upstream.headers.get("Content-Type", ""):
+                return web.Response(status=upstream.status, body=await upstream.read(),
+                                    content_type=upstream.content_type)
+            response = web.StreamResponse(status=upstream.status,
+                                          headers={"Content-Type": "application/x-ndjson"})
+            await response.prepare(request)
+            try:
+                async for line in upstream.content:
+                    if line.strip():
+                        stripped = _strip(json.loads(line))
+                        self.injected += stripped != json.loads(line)
+                        line = (json.dumps(stripped) + "\n").encode()
+                    await response.write(line)
+            except (aiohttp.ClientError, ConnectionResetError):
+                pass
+            return response
+
+
+async def test_events_without_their_optional_fields_are_played_not_a_traceback(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A challenge, a gameStart and a gameFull with no title, rating, provisional nor perf
+    (all optional in lila's JSON): the challenge is judged, the game played to its end."""
+    quiet_logs()
+    async with SandboxServer(keepalive_s=0.3) as server:
+        proxy = StrippingProxy(server.url)
+        url = await proxy.start()
+        try:
+            with caplog.at_level(logging.WARNING):
+                async with running_bot(server, make_config(tmp_path, concurrency=1),
+                                       url=url) as run:
+                    await server.start_opponent(
+                        "rival", seed=4, challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
+                    (game_id,) = await bot_games(server, 1)
+                    record = await server.wait_for_game_end(game_id, 60)
+                    await run.done_with([game_id])
+        finally:
+            await proxy.stop()
+    assert run.task.result() == 0
+    assert proxy.injected > 3  # the challenge, gameStart, gameFull and gameFinish lost fields
+    assert_legal(record)
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_burst_of_challenges_never_makes_more_games_than_slots(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six people challenge at once a bot of two slots: two games start, never more; the
+    four left waiting are declined "later" when the bot stops."""
+    quiet_logs()
+    most = 0
+    start_game = Lobby.start_game
+
+    def counting(lobby: Lobby, *args: Any, **kwargs: Any) -> SandboxGame:
+        nonlocal most
+        game = start_game(lobby, *args, **kwargs)
+        most = max(most, len(lobby.ongoing(lobby.accounts.by_name(BOT))))
+        return game
+
+    monkeypatch.setattr(Lobby, "start_game", counting)
+    async with SandboxServer(keepalive_s=0.3) as server:
+        people = [f"person{i}" for i in range(6)]
+        for name in people:
+            server.add_account(name, bot=False)
+        async with running_bot(server, make_config(tmp_path, concurrency=2)):
+            ids = await asyncio.gather(*(server.challenge(p, BOT, 180, 2, color="white")
+                                         for p in people))
+            challenges = [server.lobby.challenges[i] for i in ids]
+            async with asyncio.timeout(GUARD_S):
+                while sum(answered(c) == "accepted" for c in challenges) < 2:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+        answers = sorted(str(answered(c)) for c in challenges)
+    assert most == 2
+    assert answers == ["accepted"] * 2 + ["later"] * 4
