@@ -41,6 +41,9 @@ class Quirks:
     stale_final_state: bool = False
     # No final gameState at all before the game stream closes (api#60).
     omit_final_state: bool = False
+    # gameFinish on the event stream before the final gameState on the game stream: the
+    # two streams are separate connections, and nothing orders one against the other.
+    finish_first: bool = False
 
 
 QUIRK_NAMES = tuple(Quirks.__dataclass_fields__)
@@ -345,6 +348,8 @@ class Lobby:
         self._rate(game)
         state = game_state_json(game)
         quirks = self.settings.quirks
+        if quirks.finish_first:
+            self._send_finish(game)
         if quirks.split_final_state or quirks.stale_final_state:
             started = {k: v for k, v in state.items() if k != "winner"}
             started["status"] = "started"
@@ -352,9 +357,8 @@ class Lobby:
         if not (quirks.stale_final_state or quirks.omit_final_state):
             self.hub.send_game(game.id, lambda _s: state)
         self.hub.close_game(game.id)
-        for color in (chess.WHITE, chess.BLACK):
-            self.hub.send_event(game.players[color].id, {
-                "type": "gameFinish", "game": game_event_info_json(game, color)})
+        if not quirks.finish_first:
+            self._send_finish(game)
         self._disarm(f"gone:{game.id}")
         for game_id, future in list(self.finished_waiters):
             if game_id == game.id and not future.done():
@@ -364,6 +368,11 @@ class Lobby:
             listener(game)
         log.info("game %s ended: %s, winner %s", game.id, game.status,
                  color_name(game.winner) if game.winner is not None else "none")
+
+    def _send_finish(self, game: Game) -> None:
+        for color in (chess.WHITE, chess.BLACK):
+            self.hub.send_event(game.players[color].id, {
+                "type": "gameFinish", "game": game_event_info_json(game, color)})
 
     def _rate(self, game: Game) -> None:
         white, black = game.players[chess.WHITE], game.players[chess.BLACK]

@@ -19,7 +19,7 @@ from bot.ops.token import TOKEN_ENV
 from bot.watch.server import Watch, WatchSettings
 from sandbox.faults import RequestFault
 from sandbox.games import Game as SandboxGame
-from sandbox.lobby import Lobby
+from sandbox.lobby import Lobby, Quirks
 from sandbox.opponent import ChallengeSpec
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import (
@@ -264,3 +264,25 @@ async def test_a_burst_of_challenges_never_makes_more_games_than_slots(
         answers = sorted(str(answered(c)) for c in challenges)
     assert most == 2
     assert answers == ["accepted"] * 2 + ["later"] * 4
+
+
+async def test_end_of_game_races_end_each_game_once_and_cleanly(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every ending at once: a `started` gameState with the last move (the bot to move on a
+    finished position, lichess-bot#1067), then the final one, and the gameFinish before
+    both. Each game ends once, recorded as finished, with no error."""
+    quiet_logs()
+    quirks = Quirks(split_final_state=True, finish_first=True)
+    async with SandboxServer(keepalive_s=0.3, quirks=quirks) as server:
+        with caplog.at_level(logging.WARNING):
+            async with running_bot(server, make_config(tmp_path, concurrency=2)) as run:
+                game_ids = await start_games(server, 2)
+                records = [await server.wait_for_game_end(g, 60) for g in game_ids]
+                await run.done_with(game_ids)
+        assert run.task.result() == 0
+    for record in records:
+        assert_legal(record)
+    outcomes = sorted((o.game_id, o.reason) for o in run.metrics.games)
+    assert outcomes == sorted((g, "finished") for g in game_ids)
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
