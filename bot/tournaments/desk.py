@@ -54,7 +54,7 @@ from bot.lichess.events import GameInfo
 from bot.ops.config import ArenaEntry, TournamentsConfig
 from bot.tournaments.control import ControlDir, TournamentCommand
 from bot.tournaments.credits import CHARGES_FILE, JoinLedger
-from bot.tournaments.refusals import TOO_MANY_WAIT_S, classify_join_error
+from bot.tournaments.refusals import PAUSED_TEXT, TOO_MANY_WAIT_S, classify_join_error
 from bot.tournaments.view import ArenaFormatError, ArenaView, Sheet, page_of, parse_view, sheet_of
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,11 @@ TOP_PAUSED: Final = 7
 FAR_POLL_MAX_S: Final = 1200.0  # an arena far from its start is looked at this often
 FAR_POLL_FRACTION: Final = 0.25  # ...or at this fraction of the time left, if less
 OVERDUE_BACKOFF_MAX_S: Final = 60.0  # looks after an end lila has not reached yet
+# TournamentApi.join's refusals that come after initialJoin has charged its credits (the
+# entry code, the conditions, the pause, the team); an arena ban, a finished arena and
+# "too many" itself come before or instead of the charge.
+CHARGED_REFUSALS: Final = ("Wrong entry code", "Tournament restrictions", PAUSED_TEXT,
+                           "Missing team")
 
 
 @dataclass
@@ -421,8 +426,8 @@ class ArenaDesk:
                                       deadline_s=REQUEST_DEADLINE_S)
         except (RateLimited, RequestError, AuthError) as exc:
             refusal = classify_join_error(exc, view.pause_delay_s)
-            if isinstance(exc, RequestError) and refusal.kind != "too_many" \
-                    and not view.joined:
+            if isinstance(exc, RequestError) and not view.joined \
+                    and any(text in exc.message for text in CHARGED_REFUSALS):
                 self.ledger.charge(view.join_cost)  # initialJoin charged, then refused
             if refusal.kind == "too_many":
                 clears_s = self.ledger.clears_in_s()

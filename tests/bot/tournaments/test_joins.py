@@ -4,6 +4,7 @@ the pairings' close, the polls' pace, and the join credits kept across restarts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -16,8 +17,8 @@ from bot.lichess.client import Lichess
 from bot.lichess.events import GameInfo
 from bot.ops.config import ArenaEntry, TournamentsConfig
 from bot.tournaments.control import ControlDir, TournamentCommand
-from bot.tournaments.credits import CHARGES_FILE, JoinLedger
-from bot.tournaments.desk import FAR_POLL_MAX_S, OVERDUE_BACKOFF_MAX_S, ArenaDesk
+from bot.tournaments.credits import CHARGES_FILE, JoinLedger, window_end
+from bot.tournaments.desk import FAR_POLL_MAX_S, OVERDUE_BACKOFF_MAX_S, ArenaDesk, ArenaState
 from sandbox.server import SandboxServer
 from sandbox.timers import ManualClock
 from sandbox.tournaments import ArenaSpec
@@ -269,3 +270,40 @@ def _no_start(game_id: str, arena_id: str) -> GameInfo:
                     variant="standard", speed="bullet", rated=True, source="arena",
                     status="noStart", opponent_id="robo", opponent_name="robo",
                     winner="black", tournament_id=arena_id)
+
+
+def test_window_end_follows_lilas_windows() -> None:
+    """RateLimit: a window opens at the first charge after the last one closed."""
+    assert window_end([], 3600) is None
+    assert window_end([(100.0, 2), (200.0, 2)], 3600) == 3700
+    assert window_end([(100.0, 2), (3800.0, 1), (3900.0, 2)], 3600) == 7400
+
+
+async def test_a_refusal_after_the_charge_is_recorded_one_before_it_is_not(
+        tmp_path: Path) -> None:
+    """A wrong entry code is refused after initialJoin charged (TournamentApi.join); an
+    arena that is over is refused before it."""
+    clock = ManualClock()
+    async with SandboxServer(clock=clock) as server:
+        token = server.add_account("kibitz", bot=True)
+        private = server.create_arena(ArenaSpec(password="secret", starts_in_s=60),
+                                      created_by=USER)
+        over = server.create_arena(ArenaSpec(minutes=1, starts_in_s=0))
+        clock.advance(0)
+        clock.advance(61)
+        config = TournamentsConfig(arenas=(ArenaEntry(private, password="wrong"),),
+                                   poll_interval_s=1)
+        async with Lichess(server.url, token, timings=FAST_TIMINGS) as client:
+            desk = _desk(config, client, clock, tmp_path)
+            task = asyncio.create_task(desk.run())
+            try:
+                await wait_for(lambda: desk.arenas[private].done)
+                assert [c for _, c in desk.ledger.charges] == [2]
+                state = desk.arenas[private]
+                assert state.view is not None
+                finished = dataclasses.replace(state.view, id=over)
+                await desk._join(ArenaState(ArenaEntry(over), "config"), finished)
+            finally:
+                task.cancel()
+        assert [c for _, c in desk.ledger.charges] == [2]
+        assert server.arenas.initial_join_credits("kibitz") == 2
