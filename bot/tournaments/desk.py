@@ -93,6 +93,7 @@ class ArenaState:
     problem: str | None = None  # the last refusal, logged once
     next_look: float = 0.0  # monotonic
     overdue_looks: int = 0  # looks since the end was due while lila still runs it
+    leave_why: str = "asked to"  # why we withdraw once `done` while still in it
 
     def summary(self) -> dict[str, Any]:
         view = self.view
@@ -181,7 +182,9 @@ class ArenaDesk:
     # --- commands ----------------------------------------------------------------------------
 
     def on_game_finish(self, info: GameInfo) -> None:
-        """An arena game of ours ended: count noStart losses in a row (PlaybanApi.noStart);
+        """An arena game of ours ended: count noStart losses in a row (lila modules/round
+        Finisher.scala `noStart` ends a game whose first move was not played in time
+        against the player who did not move; modules/playban PlaybanApi.scala `noStart`);
         at NO_START_LOSSES_STOP, join no more arenas and say why."""
         if info.tournament_id is None:
             return
@@ -205,6 +208,7 @@ class ArenaDesk:
                         and other.view.running and other.entry.id != info.tournament_id:
                     other.done = True
                     other.next_look = 0.0
+                    other.leave_why = "noStart losses"
                     other.problem = f"left: {self.joins_stopped}"
             self._wake.set()
             self._publish()
@@ -284,7 +288,7 @@ class ArenaDesk:
         arena_id = state.entry.id
         state.next_look = self.clock() + self.config.poll_interval_s
         if state.done and state.joined and not state.withdrawn:
-            await self._withdraw(state, "asked to")
+            await self._withdraw(state, state.leave_why)
             return
         if state.done:
             return
