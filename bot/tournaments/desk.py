@@ -486,7 +486,20 @@ class ArenaDesk:
             bound = self.clock() + PAUSE_MAX_S + PAUSE_MARGIN_S
             self.paused_until = max(self.paused_until or 0.0, bound)
             self.pause_bound = True
+            await self._read_pause(arena_id)
         self.on_change()
+
+    async def _read_pause(self, arena_id: str) -> None:
+        """The arena we just left still lists us, so it shows our pause (JsonView.scala
+        `me.pauseDelay`): one look replaces the bound with it (a failure keeps the
+        bound)."""
+        try:
+            raw = await self.client.request("GET", f"/api/tournament/{quote(arena_id)}",
+                                            kind="tournament:show",
+                                            deadline_s=REQUEST_DEADLINE_S)
+            self._note_pause(parse_view(raw))
+        except (RequestError, Unavailable, AuthError, ArenaFormatError) as exc:
+            log.debug("arena %s: the pause after our withdrawal: %s", arena_id, exc)
 
     async def _refresh_sheet(self, state: ArenaState, raw: Any) -> None:
         """Our score and games from the standing page our rank is on."""

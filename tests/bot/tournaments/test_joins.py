@@ -117,6 +117,9 @@ async def test_a_first_join_to_a_running_arena_waits_for_the_pause(tmp_path: Pat
                 desk.apply(TournamentCommand("withdraw", first))
                 await wait_for(lambda: server.arena(first).players["kibitz"].withdrawn)
                 assert server.arenas.pauses.remaining_s("kibitz", 600) == 80
+                # The arena left still lists us and shows the pause: it replaces the bound.
+                await wait_for(lambda: not desk.pause_bound)
+                assert desk.paused_until == clock.now() + 80 + 1
                 desk.apply(TournamentCommand("join", second))
                 await wait_for(lambda: desk.arenas.get(second) is not None
                                and desk.arenas[second].problem is not None)
