@@ -15,6 +15,7 @@ import pytest
 from aiohttp import web
 
 from bot import cli
+from bot.game.game import Game as BotGame
 from bot.ops.token import TOKEN_ENV
 from bot.watch.server import Watch, WatchSettings
 from sandbox.faults import RequestFault
@@ -112,6 +113,15 @@ async def test_the_token_never_shows_whatever_fails(
     """Every error path a game reaches (4xx and 5xx replies, 429s, dropped connections,
     dropped streams) and the status page and /metrics: the token appears nowhere."""
     quiet_logs()
+    crash: list[bool] = []
+    on_state = BotGame._on_state
+
+    def faulty(self: BotGame, state: Any, received: float) -> None:
+        if crash:  # a bug in the game: its traceback is logged, the game resigned
+            raise RuntimeError("a bug in one game")
+        on_state(self, state, received)
+
+    monkeypatch.setattr(BotGame, "_on_state", faulty)
     async with SandboxServer(keepalive_s=0.3) as server:
         token = server.add_account(BOT, bot=True)
         config = make_config(tmp_path, concurrency=1)
@@ -131,6 +141,7 @@ async def test_the_token_never_shows_whatever_fails(
                 await plies(server, game_id, at + 8)
                 pages = await _pages(watch)
                 server.clear_faults()
+                crash.append(True)
                 await server.wait_for_game_end(game_id, 60)
         # check-config with the token tested, against failing and refusing answers.
         monkeypatch.setenv(TOKEN_ENV, token)
@@ -145,6 +156,7 @@ async def test_the_token_never_shows_whatever_fails(
     seen = caplog.text + captured.out + captured.err + pages + _files_text(tmp_path)
     # The error paths were reached: lila's error bodies are echoed, the pages were read.
     assert "Injected fault: HTTP 500" in seen and "kibitz_" in pages
+    assert "Traceback" in seen and "a bug in one game" in seen
     assert token not in seen
     assert "Bearer" not in seen
 
