@@ -144,8 +144,8 @@ class Talk:
             return
         try:
             sent = await self.client.chat(self.game_id, message.room, text, droppable=droppable)
-        except (RequestError, Unavailable) as exc:
-            log.warning("chat to %s: %s", message.room, exc)
+        except (RequestError, Unavailable) as exc:  # a line is worth little: dropped
+            log.info("chat line to %s dropped: %s", message.room, exc)
             return
         if sent:  # a line held for later is not counted
             self.metrics.chat_lines += 1

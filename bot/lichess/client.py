@@ -15,6 +15,8 @@ Error classes (decided in `classify`, for commands and streams alike):
   challenges are still accepted).
 - 5xx and network errors: retried with capped, jittered exponential backoff.
 - Other 4xx: `RequestError` with the server's message, never retried.
+- An `optional` request (a chat line) is worth little: at most `OPTIONAL_RETRIES` retries
+  after a 5xx or a network error, and a 429 pauses its endpoint but is not waited out.
 
 Every request draws on one `RequestBudget` (Lichess allows a token about 180 requests a
 minute in all): moves first, other commands keep a reserve free for moves, and chat lines
@@ -48,6 +50,11 @@ STREAM_OPEN_WINDOW_S: Final = 600.0
 GAME_STREAM_KIND: Final = "stream:game:"
 COMMAND_DEADLINE_S: Final = 10.0  # a game or challenge command retries at most this long
 LIST_DEADLINE_S: Final = 30.0  # a listing (our games in progress) retries at most this long
+# A chat line lost costs little; retrying it is noise against the token's request limit.
+OPTIONAL_RETRIES: Final = 2
+# Chat lines of every game pause together after a 429 on one: lichess-bot blocks the path
+# template (lib/lichess.py), and lila's limits behind a 429 there are the token's, not a game's.
+CHAT_KIND: Final = "chat"
 
 
 def version() -> str:
@@ -415,10 +422,13 @@ class Lichess:
         params: Mapping[str, str] | None = None,
         deadline_s: float | None = None,
         priority: Priority = Priority.COMMAND,
+        optional: bool = False,
     ) -> Any:
         """Send one command, retrying what is worth retrying; the decoded JSON reply (or None).
 
-        `kind` names the endpoint a 429 pauses (e.g. `move:<game>`, `challenge:accept`)."""
+        `kind` names the endpoint a 429 pauses (e.g. `move:<game>`, `challenge:accept`). An
+        `optional` request gives up after `OPTIONAL_RETRIES` retries, and at its first 429
+        (the pause still holds back what comes after it); its retries are logged at debug."""
         loop_deadline = time.monotonic() + (
             self.timings.retry_deadline_s if deadline_s is None else deadline_s
         )
@@ -465,9 +475,12 @@ class Lichess:
                     if key == BOT_DAY_KEY:  # our day cap on bot games: not the endpoint's
                         raise RateLimited(f"{method} {path}: {error_message(body)}", body, key,
                                           wait_s)
+                    self._block(kind, wait_s)
+                    if optional:  # the caller logs the line it drops, once
+                        raise RateLimited(f"{method} {path}: 429 {error_message(body)}; "
+                                          f"{kind} paused for {wait_s:.0f} s", body, key, wait_s)
                     log.warning("429 on %s %s (%s): pausing %s for %.1f s",
                                 method, path, error_message(body), kind, wait_s)
-                    self._block(kind, wait_s)
                     if time.monotonic() + wait_s > loop_deadline:
                         raise RateLimited(f"{method} {path}: rate limited past its deadline",
                                           body, key, wait_s)
@@ -478,9 +491,11 @@ class Lichess:
             delay_s = backoff_delay_s(
                 attempt, self.timings.backoff_base_s, self.timings.backoff_cap_s
             )
-            if time.monotonic() + delay_s > loop_deadline:
+            if (time.monotonic() + delay_s > loop_deadline
+                    or (optional and attempt >= OPTIONAL_RETRIES)):
                 raise Unavailable(f"{method} {path}: {problem} (gave up after {attempt + 1} tries)")
-            log.info("%s %s: %s; retry in %.2f s", method, path, problem, delay_s)
+            log.log(logging.DEBUG if optional else logging.INFO,
+                    "%s %s: %s; retry in %.2f s", method, path, problem, delay_s)
             attempt += 1
             await asyncio.sleep(delay_s)
 
@@ -682,12 +697,14 @@ class Lichess:
         """Send a chat line; False if it was not sent now. A `droppable` line (the PV after a
         move) is sent at once only if the request budget has room for it; else it is held,
         replaced by a newer line of the same room, and sent when there is room. Any other
-        line waits its turn behind the moves, like a command."""
+        line waits its turn behind the moves, like a command. A line is never retried in a
+        loop (`optional`): a failure raises `RequestError` or `Unavailable` for the caller to
+        drop the line."""
         try:
             await self.request(
-                "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
+                "POST", self._game_path(game_id, "chat"), kind=CHAT_KIND,
                 data={"room": room, "text": text}, deadline_s=COMMAND_DEADLINE_S,
-                priority=Priority.CHAT if droppable else Priority.COMMAND,
+                priority=Priority.CHAT if droppable else Priority.COMMAND, optional=True,
             )
         except Dropped:
             # Kept as the newest line for this room, sent once the budget has room; a newer
@@ -720,12 +737,14 @@ class Lichess:
                 return
             try:
                 await self.request(
-                    "POST", self._game_path(game_id, "chat"), kind=f"chat:{game_id}",
+                    "POST", self._game_path(game_id, "chat"), kind=CHAT_KIND,
                     data={"room": room, "text": text}, deadline_s=COMMAND_DEADLINE_S,
-                    priority=Priority.CHAT)
+                    priority=Priority.CHAT, optional=True)
             except Dropped:
                 self._pending_chat.setdefault(key, text)
-                await asyncio.sleep(1.0 / self.budget.rate_per_s)
+                # a 429's pause: the line waits it out, once, not polling
+                await asyncio.sleep(max(self.blocked_for_s(CHAT_KIND),
+                                        1.0 / self.budget.rate_per_s))
             except LichessError as exc:
                 log.info("game %s: held chat line not sent: %s", game_id, exc)
 

@@ -16,6 +16,14 @@ from aiohttp import web
 
 from bot import cli
 from bot.game.game import Game as BotGame
+from bot.lichess.client import (
+    OPTIONAL_RETRIES,
+    Lichess,
+    LichessError,
+    RateLimited,
+    RequestError,
+    Unavailable,
+)
 from bot.ops.token import TOKEN_ENV
 from bot.watch.server import Watch, WatchSettings
 from sandbox.faults import RequestFault
@@ -84,6 +92,45 @@ async def test_a_failing_chat_never_delays_nor_loses_a_move(tmp_path: Path) -> N
     # Not lost on time while its chat failed.
     assert record.status != "outoftime"
     assert run.metrics.rejected_moves == 0
+
+
+# Each failure of one chat line, the requests lila may see for it at most, and what the
+# client raises: a 5xx or a dropped connection earns OPTIONAL_RETRIES retries, a 400 (a line
+# over 140 characters: the sandbox's own answer, as lila's form) and a 429 none.
+CHAT_FAILURES = [
+    ("500", 1 + OPTIONAL_RETRIES, Unavailable),
+    ("reset", 1 + OPTIONAL_RETRIES, Unavailable),
+    ("400", 1, RequestError),
+    ("429", 1, RateLimited),
+]
+
+
+@pytest.mark.parametrize(("failure", "most", "raised"), CHAT_FAILURES,
+                         ids=[f[0] for f in CHAT_FAILURES])
+async def test_one_failing_chat_line_costs_at_most_a_few_requests(
+        failure: str, most: int, raised: type[LichessError]) -> None:
+    """A chat line that keeps failing is given up after a bounded number of requests,
+    counted by the sandbox on the chat path; a 429 pauses the chat without a retry."""
+    async with SandboxServer(keepalive_s=0.3) as server:
+        token = server.add_account(BOT, bot=True)
+        server.add_account("rival", bot=False)
+        game_id = await server.pair(BOT, "rival")
+        counter = server.delay(0.0, CHAT)  # fires on every chat request: counts them
+        text = "gl hf"
+        if failure == "500":
+            server.fail(500, CHAT, count=None)
+        elif failure == "reset":
+            server.reset(CHAT, count=None)
+        elif failure == "429":
+            server.rate_limit(CHAT, count=None)
+        else:
+            text = "x" * 141
+        async with Lichess(server.url, token, timings=FAST_TIMINGS) as client:
+            with pytest.raises(raised):
+                await client.chat(game_id, "player", text)
+            paused = client.pauses_s()
+    assert counter.fired == most
+    assert ("chat" in paused) == (failure == "429")
 
 
 async def test_a_game_stream_that_ends_mid_game_is_reopened_and_the_game_played_on(
