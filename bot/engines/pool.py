@@ -111,6 +111,28 @@ class Engine:
         # answered nonsense) stays here until the engine is closed.
         self._waiters: set[asyncio.Future[chess.engine.BestMove]] = set()
 
+    async def _start(self, board: chess.Board, limit: chess.engine.Limit | None, *,
+                     timeout_s: float, **kwargs: Any) -> chess.engine.AnalysisResult:
+        """Start a search, whole or not at all. python-chess sends `go` when the engine's
+        `readyok` comes even if the start was cancelled meanwhile (the game ended): then
+        nobody would stop it nor read its bestmove. So the start is shielded; one cut short
+        is stopped once it has started, and its bestmove collected."""
+        start = asyncio.ensure_future(self._protocol.analysis(board, limit, **kwargs))
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await asyncio.shield(start)
+        except BaseException:
+            start.add_done_callback(self._abandon)
+            raise
+
+    def _abandon(self, start: asyncio.Future[chess.engine.AnalysisResult]) -> None:
+        """A search started for nobody: stop it at once and collect its bestmove."""
+        if start.cancelled() or start.exception() is not None:
+            return
+        analysis = start.result()
+        analysis.stop()
+        self._wait_for(analysis)
+
     def _wait_for(self, analysis: chess.engine.AnalysisResult) -> asyncio.Future[
             chess.engine.BestMove]:
         waiter = asyncio.ensure_future(analysis.wait())
@@ -181,10 +203,10 @@ class Engine:
                                     ponder=ponder)
         start = time.monotonic()
         try:
-            async with asyncio.timeout(start_timeout_s or START_TIMEOUT_S):
-                analysis = await self._protocol.analysis(
-                    board, limit, game=game, info=SEARCH_INFO, root_moves=root_moves,
-                    multipv=multipv if multipv > 1 and self.multipv else None)
+            analysis = await self._start(
+                board, limit, timeout_s=start_timeout_s or START_TIMEOUT_S, game=game,
+                info=SEARCH_INFO, root_moves=root_moves,
+                multipv=multipv if multipv > 1 and self.multipv else None)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
             raise EngineFailure(f"{self.name} (pid {self.pid}) did not start a search: "
                                 f"{type(exc).__name__}: {exc}") from exc
@@ -251,9 +273,8 @@ class Engine:
         `hard` ponders by itself: nothing to do."""
         if self.xboard:
             return
-        async with asyncio.timeout(START_TIMEOUT_S):
-            analysis = await self._protocol.analysis(board, None, game=game,
-                                                     info=chess.engine.INFO_NONE)
+        analysis = await self._start(board, None, timeout_s=START_TIMEOUT_S, game=game,
+                                     info=chess.engine.INFO_NONE)
         waiter = self._wait_for(analysis)
         try:
             await asyncio.shield(waiter)

@@ -52,6 +52,12 @@ VISIT_SLACK_S: Final = 5.0  # a correspondence visit's search may overrun think_
 CORES: Final = os.cpu_count() or 1
 
 
+def is_finished(board: chess.Board) -> bool:
+    """Over by the rules of the board alone: no legal move (mate, stalemate) or the
+    variant's own end. Draws lila may claim or apply differently are left to lila."""
+    return board.is_variant_end() or not any(board.legal_moves)
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """Our turn as the game's position held it when the move started, read once: the mover
@@ -189,6 +195,8 @@ class Mover:
     def _start(self, moves: tuple[str, ...], received: float) -> None:
         self.cancel()
         self._for_moves = moves
+        # Cancellable from the start: the game may end before the task first runs.
+        self._thinking = True
         self._task = self.host.spawn(self._turn(moves, received), "move")
 
     async def _turn(self, moves: tuple[str, ...], received: float) -> None:
@@ -205,6 +213,12 @@ class Mover:
         assert position is not None
         turn = Turn(position.board.copy(), moves, position.context, position.state, received)
         board, context = turn.board, turn.context
+        if is_finished(board):
+            # A `started` gameState can show the move that ended the game before the final
+            # one (lichess-bot#1067): the end comes next, nothing to search.
+            self._thinking = False
+            log.debug("no move to make: the position is finished")
+            return
         self._thinking = True
         try:
             chosen, think_s = await self._choose(turn)

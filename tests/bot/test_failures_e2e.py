@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from aiohttp import web
 
 from bot import cli
+from bot.game.game import FINISHED
 from bot.game.game import Game as BotGame
 from bot.lichess.client import (
     OPTIONAL_RETRIES,
@@ -24,6 +26,7 @@ from bot.lichess.client import (
     RequestError,
     Unavailable,
 )
+from bot.ops.config import Config
 from bot.ops.token import TOKEN_ENV
 from bot.watch.server import Watch, WatchSettings
 from sandbox.faults import RequestFault
@@ -37,11 +40,13 @@ from tests.bot.e2e_support import (
     GUARD_S,
     assert_legal,
     bot_games,
+    engine_command,
     make_config,
     quiet_logs,
     running_bot,
     strong_opponent,
 )
+from tests.bot.recording_engine import board_of, conversation
 from tests.bot.test_bad_input_e2e import GarbageProxy
 from tests.bot.test_challenge_rules_e2e import answered
 from tests.bot.test_faults_e2e import assert_won, plies, start_games
@@ -325,23 +330,92 @@ async def test_a_burst_of_challenges_never_makes_more_games_than_slots(
     assert answers == ["accepted"] * 2 + ["later"] * 4
 
 
+RECORDING_ENGINE = str(Path(__file__).with_name("recording_engine.py"))
+
+
+def recorded(config: Config, log_dir: Path) -> Config:
+    """`config` with its engine run through the recorder, each process logging to log_dir."""
+    command = (sys.executable, RECORDING_ENGINE, str(log_dir), *engine_command())
+    return dataclasses.replace(config, engine=dataclasses.replace(config.engine,
+                                                                  command=command))
+
+
+WARM_UP_POSITION = "position startpos"  # the pool's first search, before any game
+
+
+def assert_no_engine_left_searching(log_dir: Path, *, bot_stopped: bool) -> None:
+    """Every `go` any engine was sent was answered (its `bestmove` came, after a `stop` if
+    it was cut short), none on a position without a legal move; every engine that searched
+    for a game has quit and is gone, and once the bot has stopped, every engine."""
+    talks = [conversation(log) for log in sorted(log_dir.glob("*.log"))]
+    searches = [s for talk in talks for s in talk.searches]
+    assert searches, "no engine was asked to search"
+    for search in searches:
+        assert search.answered, f"a search never answered: {search}"
+        assert any(board_of(search.position).legal_moves), f"a finished position: {search}"
+    for talk in talks:
+        played = any(s.position != WARM_UP_POSITION for s in talk.searches)
+        if played or bot_stopped:
+            assert talk.quit and talk.exited, f"an engine still running: {talk}"
+
+
 async def test_end_of_game_races_end_each_game_once_and_cleanly(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Every ending at once: a `started` gameState with the last move (the bot to move on a
     finished position, lichess-bot#1067), then the final one, and the gameFinish before
-    both. Each game ends once, recorded as finished, with no error."""
+    both. Each game ends once, recorded as finished, with no error; no engine searches on
+    after its game: each `go` answered, each game's engine released."""
     quiet_logs()
     quirks = Quirks(split_final_state=True, finish_first=True)
+    engines = tmp_path / "engines"
     async with SandboxServer(keepalive_s=0.3, quirks=quirks) as server:
         with caplog.at_level(logging.WARNING):
-            async with running_bot(server, make_config(tmp_path, concurrency=2)) as run:
+            async with running_bot(server, recorded(make_config(tmp_path, concurrency=2),
+                                                    engines)) as run:
                 game_ids = await start_games(server, 2)
                 records = [await server.wait_for_game_end(g, 60) for g in game_ids]
                 await run.done_with(game_ids)
+                assert_no_engine_left_searching(engines, bot_stopped=False)
         assert run.task.result() == 0
+    assert_no_engine_left_searching(engines, bot_stopped=True)
     for record in records:
         assert_legal(record)
     outcomes = sorted((o.game_id, o.reason) for o in run.metrics.games)
     assert outcomes == sorted((g, "finished") for g in game_ids)
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+# Black to play 2...Qh4#: the bot, White, is mated by the move it receives.
+FOOLS_MATE_FEN = "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2"
+
+
+async def test_a_mate_shown_first_as_started_never_reaches_the_engine(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The opponent mates: lila shows the mating move in a `started` gameState first, the
+    bot to move on a mated board, then the final one and the gameFinish (before both). The
+    bot sends no `go` for the finished position, the game ends with no error, and its
+    engine is released with no search left running."""
+    quiet_logs()
+    quirks = Quirks(split_final_state=True, finish_first=True)
+    engines = tmp_path / "engines"
+    async with SandboxServer(keepalive_s=0.3, quirks=quirks) as server:
+        server.add_account("rival", bot=False)
+        with caplog.at_level(logging.WARNING):
+            async with running_bot(server, recorded(make_config(tmp_path, concurrency=1),
+                                                    engines)) as run:
+                game_id = await server.pair(BOT, "rival", fen=FOOLS_MATE_FEN)
+                async with asyncio.timeout(GUARD_S):
+                    while not server.open_streams("game", BOT):  # noqa: ASYNC110
+                        await asyncio.sleep(0.01)
+                server.game(game_id).move(server.account("rival"), "d8h4")
+                record = await server.wait_for_game_end(game_id, 60)
+                await run.done_with([game_id])
+                outcome = run.metrics.games[-1]
+                assert_no_engine_left_searching(engines, bot_stopped=False)
+        assert run.task.result() == 0
+    assert record.status == "mate"
+    assert (outcome.game_id, outcome.reason) == (game_id, FINISHED)
+    assert_no_engine_left_searching(engines, bot_stopped=True)
     assert "Traceback" not in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
