@@ -199,6 +199,12 @@ class Mover:
         self._thinking = True
         self._task = self.host.spawn(self._turn(moves, received), "move")
 
+    def _done_thinking(self) -> None:
+        """Past the search: the move on its way completes. Only the current task's: a task
+        cancelled for a newer one must not make the newer one uncancellable."""
+        if self._task is asyncio.current_task():
+            self._thinking = False
+
     async def _turn(self, moves: tuple[str, ...], received: float) -> None:
         try:
             await self._play(moves, received)
@@ -216,7 +222,7 @@ class Mover:
         if is_finished(board):
             # A `started` gameState can show the move that ended the game before the final
             # one (lichess-bot#1067): the end comes next, nothing to search.
-            self._thinking = False
+            self._done_thinking()
             log.debug("no move to make: the position is finished")
             return
         self._thinking = True
@@ -226,7 +232,7 @@ class Mover:
             self.host.give_up(str(exc))
             return
         finally:
-            self._thinking = False
+            self._done_thinking()
         self._record_verdict(chosen, len(moves), context.color)
         # The clocks as of now, after the thinking: resigning and the move's deadline use them.
         position = self.host.position or position
