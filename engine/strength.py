@@ -1,13 +1,14 @@
 """Playing below full strength: ``UCI_LimitStrength`` and ``UCI_Elo`` as a search and a choice.
 
-A limited level searches one thread, four root lines (MultiPV), up to a node budget, and then
-picks among the lines within a loss window of the best one, by Stockfish 15.1's Skill Level
-rule (its search.cpp ``Skill::pick_best``): every candidate's score gets a push that grows
-with its loss from the best one (deterministic) and with a random share of the spread of the
-candidates (the level's seeded generator), and the highest pushed score is played.  The
-weakness (0 = always the best line; 128 = any candidate alike) and the window grow as the
-level falls, so the mistakes come mostly from the small search missing tactics, as a weak
-player's do, not from pieces given away at random.
+A limited level searches one thread, a few root lines (MultiPV: four at most levels, as
+Stockfish's Skill; five at the floor, one where the pick no longer weakens), up to a node
+budget, and then picks among the lines within a loss window of the best one, by Stockfish
+15.1's Skill Level rule (its search.cpp ``Skill::pick_best``): every candidate's score gets
+a push that grows with its loss from the best one (deterministic) and with a random share of
+the spread of the candidates (the level's seeded generator), and the highest pushed score is
+played.  The weakness (0 = always the best line; 128 = any candidate alike) and the window
+grow as the level falls, so the mistakes come mostly from the small search missing tactics,
+as a weak player's do, not from pieces given away at random.
 
 Every tunable of the levels is the table ``ANCHORS``: one row per anchor Elo, each calibrated
 on its own against Stockfish 15.1 at the same ``UCI_Elo`` (``tools.strength.calibrate``).
@@ -33,11 +34,11 @@ from engine.info import RootLine
 from engine.timeman import TimeBudget
 
 # The range of UCI_Elo.  The top is full strength on the CCRL scale (about 3,200 at 40/4
-# equivalents).  The floor, 500, sits below every rating a human beginner meets on Lichess's
-# scale after the offset (an 800 Lichess blitz player is about 500-600 CCRL): the levels
-# below the calibrated 1,400 are chained down from it, one step of the chain being a
-# measured 200 Elo, and at 500 the budget reaches the smallest search that still sees its
-# own captures (depth 1 with quiescence over four lines).
+# equivalents).  The floor, 500, is the weakest setting that still plays chess rather than
+# noise: a complete depth-1 search (captures resolved by quiescence) choosing alike among
+# five lines within 550 cp of the best.  Below Stockfish's 1,350 there is no reference: the
+# levels under the calibrated 1,400 are chained down from it, each anchor moved until a level
+# scores about 200 Elo below the one 200 above it (docs/RESULTS.md).
 ELO_MIN = 500
 ELO_MAX = 3200
 ELO_DEFAULT = 1500
@@ -63,11 +64,13 @@ class Anchor:
 
 # Tuned against Stockfish 15.1 at the same UCI_Elo (docs/RESULTS.md, "UCI_Elo calibration").
 ANCHORS: tuple[Anchor, ...] = (
-    Anchor(ELO_MIN, 4, 60, 128.0, 300, 0.20),
-    Anchor(1000, 4, 300, 105.0, 150, 0.30),
-    Anchor(1400, 4, 1100, 92.0, 110, 0.40),
+    Anchor(ELO_MIN, 5, 22, 128.0, 550, 0.20),
+    Anchor(800, 4, 60, 124.0, 400, 0.25),
+    Anchor(1000, 4, 200, 112.0, 150, 0.30),
+    Anchor(1200, 4, 800, 96.0, 120, 0.35),
+    Anchor(1400, 4, 1200, 90.0, 108, 0.40),
     Anchor(1800, 4, 6000, 75.0, 80, 0.50),
-    Anchor(2200, 4, 200000, 20.0, 35, 0.65),
+    Anchor(2200, 2, 300000, 15.0, 30, 0.65),
     Anchor(2600, 1, 2_000_000, 0.0, 0, 0.80),
     Anchor(ELO_MAX, 1, 10_000_000, 0.0, 0, 1.00),
 )

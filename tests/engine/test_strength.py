@@ -114,8 +114,10 @@ def test_lower_levels_search_fewer_nodes(limited: UciProcess) -> None:
         limited.send("go depth 60")
         nodes.append(_nodes(limited.expect("bestmove", timeout_s=60.0)))
     assert nodes == sorted(nodes) and len(set(nodes)) == len(nodes), nodes
+    # smooth: never fewer nodes a level up, and more every 100 Elo
     budgets = [strength.level(elo).nodes for elo in range(strength.ELO_MIN, strength.ELO_MAX, 10)]
-    assert all(a < b for a, b in itertools.pairwise(budgets)), budgets
+    assert all(a <= b for a, b in itertools.pairwise(budgets)), budgets
+    assert all(a < b for a, b in itertools.pairwise(budgets[::10])), budgets
 
 
 def test_the_pick_stays_within_the_window_and_weakness_zero_plays_line_1() -> None:
