@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from bot.engines.rules import EngineTable, GameFacts, pick_engine
+from bot.engines.rules import EngineTable, GameFacts, matches, pick_engine
 from bot.ops.config import Config, StrengthConfig, StrengthRuleConfig
 from bot.ops.strength import parse_level
 
@@ -69,11 +69,7 @@ def rule_matches(rule: StrengthRuleConfig, facts: GameFacts, engine: str,
             and (high is None or rating <= high)
 
     return ((rule.engine is None or rule.engine == engine)
-            and (rule.variants is None or facts.variant in rule.variants)
-            and (rule.speeds is None or facts.speed in rule.speeds)
-            and (rule.rated is None or rule.rated == facts.rated)
-            and (rule.bot is None or rule.bot == facts.bot)
-            and (rule.arena is None or rule.arena == facts.arena)
+            and matches(rule, facts)
             and within(rule.min_rating, rule.max_rating))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Protocol
 
 from bot.ops.config import ChallengeConfig, Config, EngineConfig, EngineRuleConfig
 
@@ -44,7 +44,23 @@ class EngineTable:
         return cls(config.engines.entries, config.engines.rules, config.engines.default)
 
 
-def matches(rule: EngineRuleConfig, facts: GameFacts) -> bool:
+class GameConditions(Protocol):
+    """The conditions on a game that `engines.rules` and `strength.rules` share (None: any)."""
+
+    @property
+    def variants(self) -> tuple[str, ...] | None: ...
+    @property
+    def speeds(self) -> tuple[str, ...] | None: ...
+    @property
+    def rated(self) -> bool | None: ...
+    @property
+    def bot(self) -> bool | None: ...
+    @property
+    def arena(self) -> bool | None: ...
+
+
+def matches(rule: GameConditions, facts: GameFacts) -> bool:
+    """Does every game condition of `rule` hold for this game?"""
     return ((rule.variants is None or facts.variant in rule.variants)
             and (rule.speeds is None or facts.speed in rule.speeds)
             and (rule.rated is None or rule.rated == facts.rated)
