@@ -144,3 +144,32 @@ def test_an_engine_without_the_level_s_options_is_refused_by_name() -> None:
     with pytest.raises(SystemExit, match="declares no UCI option Skill Level"):
         cploss.check_options(make_spec(FIRST_MOVE, "first", None, [("Skill Level", "0")],
                                         False))
+
+
+def test_repeats_average_each_position_first_and_count_blunders_over_every_move() -> None:
+    # two positions, two seeds each: means 150 and 0; one blunder among four moves
+    summary = cploss.summarize_repeats([[0, 300], [0, 0]], [1.0, 1.0, 2.0, 2.0])
+    assert (summary.positions, summary.moves) == (2, 4)
+    assert summary.mean_loss_cp == pytest.approx(75.0)
+    # the interval comes from the two position means (150 and 0), not from four moves
+    assert summary.loss_margin_cp == pytest.approx(1.959964 * 106.066 / 2 ** 0.5, rel=1e-4)
+    assert summary.blunders == 1 and summary.blunder_share == 0.25
+    assert summary.mean_move_s == pytest.approx(1.5)
+    assert "| 1400 | 2 x 2 |" in cploss.table_row("1400", summary)
+    # one move a position reads as before
+    assert "| 1400 | 2 |" in cploss.table_row("1400", cploss.summarize([0, 300]))
+    with pytest.raises(ValueError, match="no positions"):
+        cploss.summarize_repeats([[0], []])
+
+
+def test_seeds_need_an_engine_that_declares_seed() -> None:
+    reference = cploss.Reference(make_spec("/nonexistent/stockfish", None, None, [], False),
+                                 REFERENCE_DEPTH, None)
+    first = make_spec(FIRST_MOVE, "first", None, [], False)
+    with pytest.raises(SystemExit, match="no UCI option Seed: it cannot play level full "
+                                         "with a seed"):
+        cploss.measure(first, cploss.Level("full", {}), _positions(),
+                       chess.engine.Limit(depth=1), reference, seeds=2)
+    with pytest.raises(ValueError, match="seeds must be at least 1"):
+        cploss.measure(first, cploss.Level("full", {}), _positions(),
+                       chess.engine.Limit(depth=1), reference, seeds=0)

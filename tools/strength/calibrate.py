@@ -61,6 +61,9 @@ GAMES = 100
 TIME_CONTROL = "10+0.1"
 WITHIN_ELO = 70.0
 CPLOSS_POSITIONS = None  # --cploss measures every position of the set unless told fewer
+# A level's pick is random: four moves a position (Seed 1..4) average out most of one draw's
+# luck, so neighbouring levels' losses differ by more than their intervals.
+CPLOSS_SEEDS = 4
 # One game per core (see above).  Stockfish 1400 against 1600, nice'd on 2 cores that other
 # jobs kept at a load of 10: 8 of 10 games lost on time at 4 games at once, 3 of 4 at 2
 # (between plies 28 and 56).  The calibration wants an idle machine.
@@ -227,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also measure each level's centipawn loss (tools.strength.cploss)")
     parser.add_argument("--cploss-positions", type=int, default=CPLOSS_POSITIONS,
                         help="positions for --cploss (default all of the set)")
+    parser.add_argument("--cploss-seeds", type=int, default=CPLOSS_SEEDS,
+                        help="--cploss plays every position this many times, Seed 1..K "
+                        f"({CPLOSS_SEEDS})")
     parser.add_argument("--cache", type=Path, default=cploss.DEFAULT_CACHE,
                         help="reference scores cache of --cploss")
     parser.add_argument("--bench", action="store_true",
@@ -275,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             cp = None
             if reference is not None:
                 cp, _ = cploss.measure(engine, cploss.elo_level(str(level)), positions,
-                                       cploss.parse_go(None, None, None, None), reference)
+                                       cploss.parse_go(None, None, None, None), reference,
+                                       args.cploss_seeds)
             rows.append(row_of(str(level), opponent.name, tally, target, cp))
             if tally.stopped:
                 stopped = True

@@ -20,7 +20,14 @@ a noise of tens of centipawns would show up as loss even when the engine played 
 The hash is cleared before every reference search (a new game), so each score depends only on
 (position, move, depth): that is what makes the cache file exact, whatever order runs come in.
 
+Repeats (``--seeds K``): a limited level's choice is random, so one move a position mixes the
+level's loss with the luck of one draw.  With K > 1 every position is played K times, with the
+engine's ``Seed`` option set to 1..K (the engine must declare it); the mean loss and its
+interval are taken over the positions' mean losses (the positions, not the K-fold moves, are
+the independent samples), and the blunder share over all moves played.
+
     python -m tools.strength.cploss --elo 800 1000 1200 full
+    python -m tools.strength.cploss --elo 500 800 --seeds 4
     python -m tools.strength.cploss --engine stockfish --level skill0 "Skill Level=0" \\
         --level full --positions 30
 """
@@ -55,6 +62,7 @@ LOAD_TIMEOUT_S = 1800.0
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kibitz" \
     / "strength-reference.json"
 FULL = "full"
+SEED_OPTION = "Seed"  # the engine's seed of its random choices (Kibitz declares it)
 
 
 @dataclass(frozen=True)
@@ -126,10 +134,11 @@ class Summary:
     blunder_low: float  # Wilson 95% interval of the blunder share
     blunder_high: float
     mean_move_s: float
+    moves: int = 0  # moves played (positions x seeds); 0: one a position
 
     @property
     def blunder_share(self) -> float:
-        return self.blunders / self.positions
+        return self.blunders / (self.moves or self.positions)
 
 
 def wilson(successes: int, trials: int) -> tuple[float, float]:
@@ -143,15 +152,26 @@ def wilson(successes: int, trials: int) -> tuple[float, float]:
 
 
 def summarize(losses_cp: Sequence[int], move_times_s: Sequence[float] = ()) -> Summary:
-    if not losses_cp:
+    """One move a position."""
+    return summarize_repeats([[loss] for loss in losses_cp], move_times_s)
+
+
+def summarize_repeats(losses_cp: Sequence[Sequence[int]],
+                      move_times_s: Sequence[float] = ()) -> Summary:
+    """Several moves a position (one per seed): the mean and its interval over the
+    positions' mean losses, the blunder share over every move."""
+    if not losses_cp or not all(losses_cp):
         raise ValueError("no positions measured")
     n = len(losses_cp)
-    mean = sum(losses_cp) / n
-    variance = sum((x - mean) ** 2 for x in losses_cp) / (n - 1) if n > 1 else 0.0
-    blunders = sum(1 for x in losses_cp if x >= BLUNDER_CP)
-    low, high = wilson(blunders, n)
+    means = [sum(moves) / len(moves) for moves in losses_cp]
+    mean = sum(means) / n
+    variance = sum((x - mean) ** 2 for x in means) / (n - 1) if n > 1 else 0.0
+    every = [loss for moves in losses_cp for loss in moves]
+    blunders = sum(1 for x in every if x >= BLUNDER_CP)
+    low, high = wilson(blunders, len(every))
     mean_move_s = sum(move_times_s) / len(move_times_s) if move_times_s else 0.0
-    return Summary(n, mean, Z_95 * math.sqrt(variance / n), blunders, low, high, mean_move_s)
+    return Summary(n, mean, Z_95 * math.sqrt(variance / n), blunders, low, high, mean_move_s,
+                   moves=len(every))
 
 
 class Reference:
@@ -259,18 +279,24 @@ def check_options(spec: EngineSpec, names: Sequence[str] = ()) -> None:
 
 def play_positions(spec: EngineSpec, level: Level,
                    positions: Sequence[tuple[str, chess.Board]],
-                   limit: chess.engine.Limit) -> list[tuple[str, chess.Board, chess.Move, float]]:
-    """The engine at ``level`` picks a move in every position (each a new game)."""
+                   limit: chess.engine.Limit,
+                   seed: int | None = None) -> list[tuple[str, chess.Board, chess.Move, float]]:
+    """The engine at ``level`` picks a move in every position (each a new game), with its
+    ``Seed`` option set to ``seed`` when one is given."""
     check_installed(spec)
     engine = open_engine(spec)
     moves: list[tuple[str, chess.Board, chess.Move, float]] = []
+    options = dict(level.options)
+    if seed is not None:
+        options[SEED_OPTION] = str(seed)
     try:
-        missing = missing_options(engine, list(level.options))
+        missing = missing_options(engine, list(options))
         if missing:
             raise SystemExit(f"engine {spec.name!r} declares no UCI option "
-                             f"{', '.join(missing)}: it cannot play level {level.label}")
-        if level.options:
-            engine.configure(dict(level.options))
+                             f"{', '.join(missing)}: it cannot play level {level.label}"
+                             + (" with a seed" if SEED_OPTION in missing else ""))
+        if options:
+            engine.configure(options)
         # loading is not charged to the first move, and may take minutes (numba compiles
         # Kibitz's engine after a change to it, slower still on a busy machine)
         engine.timeout = LOAD_TIMEOUT_S
@@ -289,15 +315,22 @@ def play_positions(spec: EngineSpec, level: Level,
 
 
 def measure(spec: EngineSpec, level: Level, positions: Sequence[tuple[str, chess.Board]],
-            limit: chess.engine.Limit, reference: Reference) -> tuple[Summary, list[Played]]:
-    """One level's summary and its move in every position."""
+            limit: chess.engine.Limit, reference: Reference,
+            seeds: int = 1) -> tuple[Summary, list[Played]]:
+    """One level's summary and its moves: one a position, or ``seeds`` a position (the
+    engine's Seed 1..seeds) when ``seeds`` > 1."""
+    if seeds < 1:
+        raise ValueError(f"seeds must be at least 1, got {seeds}")
     played: list[Played] = []
-    for name, board, move, move_s in play_positions(spec, level, positions, limit):
-        _, best_cp = reference.best(board)
-        loss = move_loss_cp(best_cp, reference.score(board, move))
-        played.append(Played(name, move, loss, move_s))
-    reference.save()
-    return summarize([p.loss_cp for p in played], [p.move_s for p in played]), played
+    losses: dict[str, list[int]] = {name: [] for name, _ in positions}
+    for seed in ([None] if seeds == 1 else range(1, seeds + 1)):
+        for name, board, move, move_s in play_positions(spec, level, positions, limit, seed):
+            _, best_cp = reference.best(board)
+            loss = move_loss_cp(best_cp, reference.score(board, move))
+            played.append(Played(name, move, loss, move_s))
+            losses[name].append(loss)
+        reference.save()
+    return summarize_repeats(list(losses.values()), [p.move_s for p in played]), played
 
 
 TABLE_HEADER = ("| level | positions | mean cp loss (95%) | blunders >= 300 cp (95%) "
@@ -305,7 +338,9 @@ TABLE_HEADER = ("| level | positions | mean cp loss (95%) | blunders >= 300 cp (
 
 
 def table_row(label: str, summary: Summary) -> str:
-    return (f"| {label} | {summary.positions} "
+    moves = f" x {summary.moves // summary.positions}" if summary.moves > summary.positions \
+        else ""
+    return (f"| {label} | {summary.positions}{moves} "
             f"| {summary.mean_loss_cp:.1f} ± {summary.loss_margin_cp:.1f} "
             f"| {100 * summary.blunder_share:.1f}% ({100 * summary.blunder_low:.1f}–"
             f"{100 * summary.blunder_high:.1f}%) | {summary.mean_move_s:.2f} |")
@@ -336,6 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--positions", type=int,
                         help="only the first N positions of the set (default all)")
     parser.add_argument("--positions-file", type=Path, default=POSITIONS_FILE)
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="play every position this many times, the engine's Seed 1..K "
+                        "(default 1: one move a position, Seed untouched)")
     parser.add_argument("--reference", default="stockfish",
                         help="the scoring engine (alias or command; default stockfish)")
     parser.add_argument("--reference-depth", type=int, default=REFERENCE_DEPTH)
@@ -366,15 +404,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.positions < 1:
             raise SystemExit("--positions must be at least 1")
         positions = positions[: args.positions]
+    if args.seeds < 1:
+        raise SystemExit(f"--seeds must be at least 1, got {args.seeds}")
     limit = parse_go(args.clock, args.movetime_ms, args.depth, args.nodes)
     reference = Reference(make_spec(args.reference, None, None, [], False),
                           args.reference_depth, None if args.no_cache else args.cache)
-    lines = [f"{spec.name} over {len(positions)} positions of {args.positions_file.name}, "
+    repeats = f", {args.seeds} seeds each" if args.seeds > 1 else ""
+    lines = [f"{spec.name} over {len(positions)} positions of {args.positions_file.name}{repeats}, "
              f"reference {reference.spec.name} depth {reference.depth}", "", TABLE_HEADER]
     print("\n".join(lines), flush=True)
     try:
         for level in levels_of(args):
-            summary, _ = measure(spec, level, positions, limit, reference)
+            summary, _ = measure(spec, level, positions, limit, reference, args.seeds)
             lines.append(table_row(level.label, summary))
             print(lines[-1], flush=True)
     finally:
