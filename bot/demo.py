@@ -98,7 +98,8 @@ def demo_level(config: Config, base_s: int, increment_s: int) -> GameLevel:
     """The level the bot's strength rules give the demo's casual game against a person rated
     OPPONENT_RATING (the bot chooses it the same way at the game's start)."""
     speed = TimeControl(base_s, increment_s).speed
-    facts = GameFacts("standard", speed, rated=False, bot=False, arena=False)
+    facts = GameFacts("standard", speed, rated=False, bot=False, arena=False,
+                      rating=OPPONENT_RATING)
     engine = pick_engine(EngineTable.from_config(config), facts)
     return choose_level(config.strength, facts, engine,
                         Opponent(OPPONENT_NAME, None, OPPONENT_RATING, bot=False))

@@ -27,14 +27,15 @@ def uses_host(entry: EngineConfig) -> bool:
 def challenge_facts(challenge: Challenge) -> GameFacts:
     """A challenge's game: never an arena game (arena pairings come with no challenge)."""
     return GameFacts(challenge.variant, challenge.speed, challenge.rated,
-                     challenge.challenger.is_bot, arena=False)
+                     challenge.challenger.is_bot, arena=False,
+                     rating=challenge.challenger.rating)
 
 
 def game_facts(info: GameInfo, bot: bool | None) -> GameFacts:
     """A started game, from its gameStart; `bot` from what the bot knows of the opponent
     (lila's gameStart has the title only as a prefix of the name, which GameInfo drops)."""
     return GameFacts(info.variant, info.speed, info.rated, bot,
-                     arena=info.tournament_id is not None)
+                     arena=info.tournament_id is not None, rating=info.opponent_rating)
 
 
 class EngineSet:

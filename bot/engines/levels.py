@@ -10,6 +10,7 @@ games only (bot/ops/config.py), so a rated game's level never depends on the opp
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -58,19 +59,9 @@ class GameLevel:
 FULL_STRENGTH: Final = GameLevel(None)
 
 
-def rule_matches(rule: StrengthRuleConfig, facts: GameFacts, engine: str,
-                 rating: int | None) -> bool:
-    """Does every condition of `rule` hold for this game? A rating condition never holds
-    for an opponent of unknown rating."""
-    def within(low: int | None, high: int | None) -> bool:
-        if low is None and high is None:
-            return True
-        return rating is not None and (low is None or rating >= low) \
-            and (high is None or rating <= high)
-
-    return ((rule.engine is None or rule.engine == engine)
-            and matches(rule, facts)
-            and within(rule.min_rating, rule.max_rating))
+def rule_matches(rule: StrengthRuleConfig, facts: GameFacts, engine: str) -> bool:
+    """Does every condition of `rule` hold for this game, played on `engine`?"""
+    return (rule.engine is None or rule.engine == engine) and matches(rule, facts)
 
 
 def level_elo(rule: StrengthRuleConfig, strength: StrengthConfig, speed: str,
@@ -96,10 +87,12 @@ def level_elo(rule: StrengthRuleConfig, strength: StrengthConfig, speed: str,
 def choose_level(strength: StrengthConfig, facts: GameFacts, engine: str,
                  opponent: Opponent | None, my_rating: int | None = None) -> GameLevel:
     """The level of a game: the first matching rule's, else full strength. A relative level
-    is never applied to a rated game, whatever the rules say (they are refused when read)."""
+    is never applied to a rated game, whatever the rules say (they are refused when read).
+    The rating conditions read the opponent's rating, the one the level follows."""
     rating = opponent.rating if opponent is not None else None
+    facts = dataclasses.replace(facts, rating=rating)
     for index, rule in enumerate(strength.rules):
-        if not rule_matches(rule, facts, engine, rating):
+        if not rule_matches(rule, facts, engine):
             continue
         follows = parse_level(rule.strength).follows_opponent
         elo = None if follows and facts.rated else level_elo(rule, strength, facts.speed,
@@ -116,10 +109,10 @@ def level_table(config: Config) -> list[str]:
     lines = [head]
     for speed in TABLE_SPEEDS:
         for bot, rated in ((False, False), (False, True), (True, False), (True, True)):
-            facts = GameFacts("standard", speed, rated, bot, arena=False)
-            engine = pick_engine(table, facts)
             cells = []
             for rating in TABLE_RATINGS:
+                facts = GameFacts("standard", speed, rated, bot, arena=False, rating=rating)
+                engine = pick_engine(table, facts)
                 level = choose_level(config.strength, facts, engine,
                                      Opponent("someone", None, rating, bot))
                 cells.append(f"{'full' if level.elo is None else level.elo:>8}")

@@ -1,8 +1,9 @@
 """Which engine plays a game: the `engines` rules as pure functions, and their checks.
 
-A game is described by its `GameFacts` (variant, speed, rated, bot opponent, arena); the
-first rule whose every condition holds names the engine, else the default does. Without an
-`engines` section the single `engine` section plays every game, under the name `engine`.
+A game is described by its `GameFacts` (variant, speed, rated, bot opponent, arena, the
+opponent's rating); the first rule whose every condition holds names the engine, else the
+default does. Without an `engines` section the single `engine` section plays every game,
+under the name `engine`.
 """
 
 from __future__ import annotations
@@ -10,9 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Protocol
+from typing import Final
 
-from bot.ops.config import ChallengeConfig, Config, EngineConfig, EngineRuleConfig
+from bot.ops.config import (
+    ChallengeConfig,
+    Config,
+    EngineConfig,
+    EngineRuleConfig,
+    GameConditionsConfig,
+)
 
 SINGLE_ENGINE: Final = "engine"  # the name of the `engine` section when it plays every game
 
@@ -20,13 +27,15 @@ SINGLE_ENGINE: Final = "engine"  # the name of the `engine` section when it play
 @dataclass(frozen=True, slots=True)
 class GameFacts:
     """What the rules look at. `bot` None: not known (no rule with a `bot` condition
-    matches then); `arena`: the game carries a tournamentId."""
+    matches then); `arena`: the game carries a tournamentId; `rating`: the opponent's in
+    the game's perf, None when not known (no rule with a rating condition matches then)."""
 
     variant: str
     speed: str
     rated: bool
     bot: bool | None
     arena: bool
+    rating: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,28 +53,23 @@ class EngineTable:
         return cls(config.engines.entries, config.engines.rules, config.engines.default)
 
 
-class GameConditions(Protocol):
-    """The conditions on a game that `engines.rules` and `strength.rules` share (None: any)."""
-
-    @property
-    def variants(self) -> tuple[str, ...] | None: ...
-    @property
-    def speeds(self) -> tuple[str, ...] | None: ...
-    @property
-    def rated(self) -> bool | None: ...
-    @property
-    def bot(self) -> bool | None: ...
-    @property
-    def arena(self) -> bool | None: ...
+def _within_rating(rule: GameConditionsConfig, rating: int | None) -> bool:
+    """Does the opponent's rating meet the rule's range? An unknown one meets no bound."""
+    if rule.min_rating is None and rule.max_rating is None:
+        return True
+    return rating is not None and (rule.min_rating is None or rating >= rule.min_rating) \
+        and (rule.max_rating is None or rating <= rule.max_rating)
 
 
-def matches(rule: GameConditions, facts: GameFacts) -> bool:
-    """Does every game condition of `rule` hold for this game?"""
+def matches(rule: GameConditionsConfig, facts: GameFacts) -> bool:
+    """Does every game condition of `rule` (an engine or a strength rule) hold for this
+    game?"""
     return ((rule.variants is None or facts.variant in rule.variants)
             and (rule.speeds is None or facts.speed in rule.speeds)
             and (rule.rated is None or rule.rated == facts.rated)
             and (rule.bot is None or rule.bot == facts.bot)
-            and (rule.arena is None or rule.arena == facts.arena))
+            and (rule.arena is None or rule.arena == facts.arena)
+            and _within_rating(rule, facts.rating))
 
 
 def pick_engine(table: EngineTable, facts: GameFacts) -> str:
@@ -85,9 +89,15 @@ def _covers(earlier: EngineRuleConfig, later: EngineRuleConfig) -> bool:
     def same_or_any(a: bool | None, b: bool | None) -> bool:
         return a is None or a == b
 
+    # A bound covers only a bound inside it: a rule without one also matches the ratings
+    # beyond it, and unknown ones.
+    rating_inside = ((earlier.min_rating is None or (
+        later.min_rating is not None and later.min_rating >= earlier.min_rating))
+        and (earlier.max_rating is None or (
+            later.max_rating is not None and later.max_rating <= earlier.max_rating)))
     return (wider(earlier.variants, later.variants) and wider(earlier.speeds, later.speeds)
             and same_or_any(earlier.rated, later.rated) and same_or_any(earlier.bot, later.bot)
-            and same_or_any(earlier.arena, later.arena))
+            and same_or_any(earlier.arena, later.arena) and rating_inside)
 
 
 def _describe(index: int, rule: EngineRuleConfig) -> str:

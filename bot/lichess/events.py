@@ -145,6 +145,7 @@ class GameInfo:
     opponent_name: str
     winner: Color | None
     tournament_id: str | None = None  # the arena (or Swiss) that paired the game
+    opponent_rating: int | None = None  # in the game's perf (none for an AI or anonymous)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,8 +248,11 @@ def _game_info(raw: Mapping[str, Any]) -> GameInfo:
     opponent = game.get("opponent")
     opponent_id: str | None = None
     opponent_name = "?"
+    opponent_rating: int | None = None
     if isinstance(opponent, Mapping):
         opponent_id = _opt_str(opponent, "id")
+        # GameEventInfo's opponent.rating: in the game's perf (lila sends none for an AI)
+        opponent_rating = _opt_int(opponent, "rating")
         opponent_name = bare_name(_opt_str(opponent, "username") or opponent_id or "?")
     return GameInfo(
         game_id=game_id,
@@ -263,6 +267,7 @@ def _game_info(raw: Mapping[str, Any]) -> GameInfo:
         opponent_name=opponent_name,
         winner=_color(game, "winner"),
         tournament_id=_opt_str(game, "tournamentId"),
+        opponent_rating=opponent_rating,
     )
 
 

@@ -457,18 +457,48 @@ def _optional_bool(value: Any) -> bool | None:
     return value
 
 
-@dataclass(frozen=True)
-class EngineRuleConfig:
-    """One rule of `engines.rules`: its engine plays the games that meet every condition
-    given (a condition left out, or null, matches every game)."""
+# Keyword-only: a rule record's own keys (its engine, its strength) stay its first
+# positional arguments, and the conditions are always named.
+@dataclass(frozen=True, kw_only=True)
+class GameConditionsConfig:
+    """The conditions on a game that `engines.rules` and `strength.rules` share, matched by
+    bot/engines/rules.py `matches` (a condition left out, or null, matches every game)."""
 
-    engine: str = _key("", _engine_name)
     variants: tuple[str, ...] | None = _key(
         None, _optional(_choices(*PLAYABLE_VARIANTS, nonempty=True)))
     speeds: tuple[str, ...] | None = _key(None, _optional(_choices(*SPEEDS, nonempty=True)))
     rated: bool | None = _key(None, _optional_bool)
     bot: bool | None = _key(None, _optional_bool)  # the opponent is a BOT account
     arena: bool | None = _key(None, _optional_bool)  # the game belongs to an arena tournament
+    # the opponent's Lichess rating in the game's perf (an unknown rating meets neither)
+    min_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
+    max_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
+
+
+CONDITION_KEYS: Final = tuple(f.name for f in dataclasses.fields(GameConditionsConfig))
+
+
+def _misordered(rule: object, pairs: tuple[tuple[str, str], ...], here: str,
+                where: str) -> list[str]:
+    """Each (lower, upper) pair of a rule's keys whose lower bound is above its upper."""
+    problems = []
+    for low, high in pairs:
+        lower, upper = getattr(rule, low), getattr(rule, high)
+        if None not in (lower, upper) and lower > upper:
+            problems.append(f"{where}: {here}.{low}: must not be greater than {high} "
+                            f"({lower} > {upper})")
+    return problems
+
+
+RATING_RANGE: Final = ("min_rating", "max_rating")
+
+
+@dataclass(frozen=True)
+class EngineRuleConfig(GameConditionsConfig):
+    """One rule of `engines.rules`: its engine plays the games that meet every condition
+    given."""
+
+    engine: str = _key("", _engine_name)
 
 
 @dataclass(frozen=True)
@@ -524,13 +554,13 @@ def _build_engines(raw: Any, prefix: str, where: str,
         here = f"{prefix}.rules[{index}]"
         if not isinstance(raw_rule, dict) or "engine" not in raw_rule:
             problems.append(f"{where}: {here}: must be a mapping with an engine and its "
-                            f"conditions (variants, speeds, rated, bot, arena), "
-                            f"{_got(raw_rule)}")
+                            f"conditions ({', '.join(CONDITION_KEYS)}), {_got(raw_rule)}")
             continue
         rule = _build(EngineRuleConfig, raw_rule, here + ".", where, problems)
         if rule.engine and rule.engine not in entries:
             problems.append(f"{where}: {here}.engine: must name one of the entries "
                             f"({known}), {_got(rule.engine)}")
+        problems += _misordered(rule, (RATING_RANGE,), here, where)
         rules.append(rule)
     return EnginesConfig(str(default), MappingProxyType(entries), tuple(rules))
 
@@ -775,9 +805,9 @@ SANDBAGGING = ("a rating must mean one strength: a bot that plays weaker against
 
 
 @dataclass(frozen=True)
-class StrengthRuleConfig:
+class StrengthRuleConfig(GameConditionsConfig):
     """One rule of `strength.rules`: the level (and UCI options) of the games that meet every
-    condition given (a condition left out, or null, matches every game)."""
+    condition given (the engine that plays the game is one more condition)."""
 
     strength: str = _key("full", _level)
     min: int | None = _key(None, _optional(_integer(0, what="a UCI_Elo")))
@@ -785,15 +815,6 @@ class StrengthRuleConfig:
     options: Mapping[str, str | int | bool] = _key_factory(
         lambda: MappingProxyType({}), _uci_options)
     engine: str | None = _key(None, _optional(_engine_name))  # the engine that plays the game
-    variants: tuple[str, ...] | None = _key(
-        None, _optional(_choices(*PLAYABLE_VARIANTS, nonempty=True)))
-    speeds: tuple[str, ...] | None = _key(None, _optional(_choices(*SPEEDS, nonempty=True)))
-    rated: bool | None = _key(None, _optional_bool)
-    bot: bool | None = _key(None, _optional_bool)  # the opponent is a BOT account
-    arena: bool | None = _key(None, _optional_bool)  # the game belongs to an arena tournament
-    # the opponent's Lichess rating in the game's perf (an unknown rating meets neither)
-    min_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
-    max_rating: int | None = _key(None, _optional(_integer(0, what="a rating")))
 
 
 # People in casual games at their level; every other game (rated, bots) at full strength.
@@ -814,8 +835,8 @@ def _build_strength_rules(raw: Any, prefix: str, where: str,
         here = f"{prefix}[{index}]"
         if not isinstance(raw_rule, dict) or "strength" not in raw_rule:
             problems.append(f"{where}: {here}: must be a mapping with a strength and its "
-                            "conditions (speeds, rated, bot, arena, min_rating, max_rating, "
-                            f"variants, engine), {_got(raw_rule)}")
+                            f"conditions ({', '.join((*CONDITION_KEYS, 'engine'))}), "
+                            f"{_got(raw_rule)}")
             continue
         before = len(problems)
         rule = _build(StrengthRuleConfig, raw_rule, here + ".", where, problems)
@@ -825,11 +846,7 @@ def _build_strength_rules(raw: Any, prefix: str, where: str,
             problems.append(f"{where}: {here}.strength: {rule.strength!r} follows the "
                             "opponent's rating, which only a casual game may do: this rule "
                             f"can match rated games (add rated: false); {SANDBAGGING}")
-        for low, high in (("min", "max"), ("min_rating", "max_rating")):
-            if None not in (getattr(rule, low), getattr(rule, high)) \
-                    and getattr(rule, low) > getattr(rule, high):
-                problems.append(f"{where}: {here}.{low}: must not be greater than {high} "
-                                f"({getattr(rule, low)} > {getattr(rule, high)})")
+        problems += _misordered(rule, (("min", "max"), RATING_RANGE), here, where)
         rules.append(rule)
     return tuple(rules)
 

@@ -180,6 +180,20 @@ def test_the_table_shows_each_speed_for_the_three_ratings() -> None:
     assert len(rows) == 5 * 4
 
 
+def test_the_table_gives_each_rating_the_engine_its_rule_picks() -> None:
+    """An engine rule on the opponent's rating picks the engine the strength rules see."""
+    config = parse_config("""
+engines:
+  default: main
+  entries: {main: {}, club: {}}
+  rules: [{engine: club, max_rating: 1600}]
+strength:
+  rules: [{strength: 1500, engine: club}]
+""")
+    rows = {" ".join(line.split()[:3]): line.split()[3:] for line in level_table(config)[1:]}
+    assert rows["blitz person, rated"] == ["1500", "1500", "full"]
+
+
 # -- an external engine is told what it declares, and nothing else --
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engines.engineset import EngineSet
+from bot.engines.engineset import EngineSet, challenge_facts, game_facts
 from bot.engines.rules import (
     SINGLE_ENGINE,
     EngineTable,
@@ -14,6 +14,7 @@ from bot.engines.rules import (
     rule_problems,
     variant_problems,
 )
+from bot.lichess.events import Challenge, ChallengeUser, GameInfo, TimeControl
 from bot.ops.config import ChallengeConfig, Config, parse_config
 
 TABLE = EngineTable.from_config(parse_config("""
@@ -30,8 +31,9 @@ engines:
 
 
 def facts(variant: str = "standard", speed: str = "blitz", *, rated: bool = True,
-          bot: bool | None = True, arena: bool = False) -> GameFacts:
-    return GameFacts(variant, speed, rated, bot, arena)
+          bot: bool | None = True, arena: bool = False,
+          rating: int | None = None) -> GameFacts:
+    return GameFacts(variant, speed, rated, bot, arena, rating)
 
 
 @pytest.mark.parametrize(("game", "engine"), [
@@ -47,6 +49,38 @@ def facts(variant: str = "standard", speed: str = "blitz", *, rated: bool = True
 ])
 def test_the_first_matching_rule_picks_the_engine(game: GameFacts, engine: str) -> None:
     assert pick_engine(TABLE, game) == engine
+
+
+RATED_TABLE = EngineTable.from_config(parse_config("""
+engines:
+  default: builtin
+  entries: {builtin: {}, club: {}, strong: {}}
+  rules:
+    - {engine: club, min_rating: 1200, max_rating: 1800}
+    - {engine: strong, min_rating: 2200}
+"""))
+
+
+@pytest.mark.parametrize(("rating", "engine"), [
+    (1199, "builtin"), (1200, "club"), (1500, "club"), (1800, "club"), (1801, "builtin"),
+    (2199, "builtin"), (2200, "strong"), (3000, "strong"),
+    (None, "builtin"),                                      # unknown: meets neither bound
+])
+def test_a_rating_rule_picks_its_engine_only_inside_its_range(rating: int | None,
+                                                              engine: str) -> None:
+    assert pick_engine(RATED_TABLE, facts(rating=rating)) == engine
+
+
+def test_the_opponent_s_rating_comes_from_the_challenge_and_the_game_start() -> None:
+    challenger = ChallengeUser("alice", "Alice", None, 1500)
+    challenge = Challenge("c1", challenger, None, "standard", "blitz", True,
+                          TimeControl("clock", 180, 2), "random", None, (), None, True)
+    assert challenge_facts(challenge).rating == 1500
+    info = GameInfo(game_id="g", full_id="g1234", color="white", variant="standard",
+                    speed="blitz", rated=True, source="friend", status="started",
+                    opponent_id="alice", opponent_name="Alice", winner=None,
+                    opponent_rating=2300)
+    assert pick_engine(RATED_TABLE, game_facts(info, bot=False)) == "strong"
 
 
 def test_without_engines_the_engine_section_plays_every_game() -> None:
@@ -85,6 +119,14 @@ def test_a_rule_shadowed_by_an_earlier_wider_one_never_matches() -> None:
     # narrower first, or conditions that differ: both can match
     assert rules("{engine: a, rated: true}", "{engine: b, rated: false}") == []
     assert rules("{engine: a, speeds: [bullet]}", "{engine: b}") == []
+    # a rating range covers only a range inside it (no range also matches unknown ratings)
+    assert rules("{engine: a, min_rating: 1000, max_rating: 2000}",
+                 "{engine: b, min_rating: 1200, max_rating: 1800}") != []
+    assert rules("{engine: a}", "{engine: b, min_rating: 1200}") != []
+    assert rules("{engine: a, min_rating: 1200}", "{engine: b}") == []
+    assert rules("{engine: a, min_rating: 1200}", "{engine: b, max_rating: 1800}") == []
+    assert rules("{engine: a, max_rating: 1800}", "{engine: b, min_rating: 1200, "
+                 "max_rating: 1900}") == []
 
 
 def test_a_rule_the_challenge_settings_contradict_never_matches() -> None:

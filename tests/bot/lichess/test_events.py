@@ -53,6 +53,7 @@ def test_event_stream_lines() -> None:
     assert isinstance(start, GameStart)
     assert start.game.game_id == "0FgNPGRz" and start.game.color == "white"
     assert start.game.status == "started" and start.game.opponent_name == "Aaron"
+    assert start.game.opponent_rating == 776  # the engine rules' rating conditions read it
     finish = parse_event({**GAME_START, "type": "gameFinish",
                           "game": {**GAME_START["game"],  # type: ignore[dict-item]
                                    "status": {"id": 31, "name": "resign"}, "winner": "black"}})
@@ -63,6 +64,7 @@ def test_event_stream_lines() -> None:
         game = {**GAME_START["game"], "opponent": {"id": None, "username": shown}}  # type: ignore[dict-item]
         titled = parse_event({**GAME_START, "game": game})
         assert isinstance(titled, GameStart) and titled.game.opponent_name == name
+        assert titled.game.opponent_rating is None
     assert parse_event({"type": "challengeCanceled", "challenge": {"id": "x1"}}) == \
         ChallengeCanceled("x1")
     assert parse_event({"type": "challengeDeclined",

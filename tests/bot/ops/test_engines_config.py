@@ -59,6 +59,19 @@ def test_dump_round_trips() -> None:
     assert parse_config(dump_config(config)) == config
 
 
+def test_a_rule_may_ask_for_the_opponent_s_rating_range() -> None:
+    engines = parse_config(
+        "engines: {default: a, entries: {a: {}, b: {}},"
+        " rules: [{engine: b, min_rating: 1200, max_rating: 1800}, {engine: a, min_rating: 0},"
+        " {engine: b, max_rating: 900, bot: false}]}").engines
+    assert engines is not None
+    assert engines.rules == (
+        EngineRuleConfig("b", min_rating=1200, max_rating=1800),
+        EngineRuleConfig("a", min_rating=0),
+        EngineRuleConfig("b", max_rating=900, bot=False),
+    )
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("engines: [a]", "engines: must be null or a mapping of default, entries and rules, "
      "got ['a']"),
@@ -74,7 +87,16 @@ def test_dump_round_trips() -> None:
      "engines.rules[0].engine: must name one of the entries (a), got 'b'"),
     ("engines: {default: a, entries: {a: {}}, rules: [{variants: [atomic]}]}",
      "engines.rules[0]: must be a mapping with an engine and its conditions (variants, "
-     "speeds, rated, bot, arena), got {'variants': ['atomic']}"),
+     "speeds, rated, bot, arena, min_rating, max_rating), got {'variants': ['atomic']}"),
+    ("engines: {default: a, entries: {a: {}}, rules: [{engine: a, min_rating: -5}]}",
+     "engines.rules[0].min_rating: must be a rating >= 0, got -5"),
+    ("engines: {default: a, entries: {a: {}}, rules: [{engine: a, max_rating: '1800'}]}",
+     "engines.rules[0].max_rating: must be a rating >= 0, got '1800'"),
+    ("engines: {default: a, entries: {a: {}}, rules: [{engine: a, min_rating: 1800, "
+     "max_rating: 1200}]}",
+     "engines.rules[0].min_rating: must not be greater than max_rating (1800 > 1200)"),
+    ("engines: {default: a, entries: {a: {}}, rules: [{engine: a, max_ratng: 1200}]}",
+     "engines.rules[0].max_ratng: unknown key; did you mean engines.rules[0].max_rating?"),
     ("engines: {default: a, entries: {a: {}}, rules: [{engine: a, variant: [atomic]}]}",
      "engines.rules[0].variant: unknown key; did you mean engines.rules[0].variants?"),
     ("engines: {default: a, entries: {a: {}}, rules: [{engine: a, speeds: [slow]}]}",
