@@ -14,7 +14,9 @@ import os
 import sys
 from pathlib import Path
 
-import chess
+if __name__ == "__main__":  # run as a script: the shared loop is in tests/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.uci_stub import serve
 
 
 def declarations(options: list[str]) -> list[str]:
@@ -36,39 +38,9 @@ def declarations(options: list[str]) -> list[str]:
     return lines
 
 
-def position(words: list[str]) -> chess.Board:
-    """The board of a `position startpos|fen <fen> [moves ...]` command."""
-    moves_at = words.index("moves") if "moves" in words else len(words)
-    board = chess.Board() if words[1] == "startpos" else chess.Board(" ".join(words[2:moves_at]))
-    for uci in words[moves_at + 1:]:
-        board.push_uci(uci)
-    return board
-
-
 def main(argv: list[str]) -> int:
-    log_path = Path(argv[1]) / f"{os.getpid()}.log"
-    board = chess.Board()
-    with log_path.open("a", encoding="utf-8") as log:
-        for raw in sys.stdin:
-            line = raw.strip()
-            log.write(line + "\n")
-            log.flush()
-            words = line.split()
-            if line == "uci":
-                print("id name level-engine")
-                for declared in declarations(argv[2:]):
-                    print(declared)
-                print("uciok", flush=True)
-            elif line == "isready":
-                print("readyok", flush=True)
-            elif words and words[0] == "position":
-                board = position(words)
-            elif words and words[0] == "go":
-                move = min(board.legal_moves, key=lambda m: m.uci())
-                print(f"info depth 1 score cp 0 pv {move.uci()}")
-                print(f"bestmove {move.uci()}", flush=True)
-            elif line == "quit":
-                break
+    with (Path(argv[1]) / f"{os.getpid()}.log").open("a", encoding="utf-8") as log:
+        serve("level-engine", declarations(argv[2:]), log=log)
     return 0
 
 

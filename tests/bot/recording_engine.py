@@ -17,7 +17,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import chess
+if __name__ == "__main__":  # run as a script: the shared stub is in tests/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.uci_stub import board_of as board_of  # the tests read positions with it
 
 
 def main(argv: list[str]) -> None:
@@ -95,19 +97,6 @@ def conversation(log: Path) -> Conversation:
         elif way == "<" and command == "bestmove" and talk.searches:
             talk.searches[-1].answered = True
     return talk
-
-
-def board_of(position: str) -> chess.Board:
-    """The board of a UCI `position` command."""
-    words = position.split()
-    if words[1] == "startpos":
-        board, rest = chess.Board(), words[2:]
-    else:
-        at = words.index("moves") if "moves" in words else len(words)
-        board, rest = chess.Board(" ".join(words[2:at])), words[at:]
-    for uci in rest[1:]:
-        board.push_uci(uci)
-    return board
 
 
 if __name__ == "__main__":
