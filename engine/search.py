@@ -885,6 +885,15 @@ class Searcher:
             if on_fail is not None:
                 on_fail(value, bound)
 
+    def _line_text(
+        self, position: Position, t: SearchTables, raw: list[int]
+    ) -> tuple[list[int], tuple[str, ...]]:
+        """``_pv_text`` of a root line kept as the search left it (``raw``), once the search
+        is over: the table's row is free again, and it is read as then."""
+        t.pv[0, : len(raw)] = raw
+        t.pv_len[0] = len(raw)
+        return self._pv_text(position, t)
+
     def _pv_text(self, position: Position, t: SearchTables) -> tuple[list[int], tuple[str, ...]]:
         """The root PV of ``t`` as moves and UCI text, checked move by move for legality.
 
@@ -907,11 +916,15 @@ class Searcher:
         limits: GoLimits,
         budget: TimeBudget,
         started_s: float,
-        report: Callable[[Iteration], None],
+        report: Callable[[Iteration], None] | None,
         clock_started: Callable[[], float | None] | None = None,
         shape: SearchShape = SINGLE_PV,
     ) -> SearchResult:
         """Iterative deepening until a limit; ``report`` is called after every iteration.
+
+        With ``report`` None nobody reads the iterations (self-play data at a few thousand
+        nodes a move), and none is built: the line is kept as moves while the search runs
+        and spelt out once, at the end; the result is the same.
 
         ``position`` is searched in place and returned to its state on exit.  ``started_s`` is
         the ``time.monotonic()`` at which thinking started (for nps and the soft limit);
@@ -962,7 +975,7 @@ class Searcher:
             self.pool.stop()
         # with several lines, bestmove is line 1 by definition: the helpers search one line
         best = chosen_line(line, helper_lines) if len(line.lines) <= 1 else line
-        if best is not line:
+        if best is not line and report is not None:
             report(self._iteration(best.depth, best.score, "", started_s, best.texts))
         lines = line.lines if best is line and line.lines else (RootLine(best.score, best.texts),)
         ponder = best.texts[1] if len(best.texts) > 1 else None
@@ -977,7 +990,7 @@ class Searcher:
         limits: GoLimits,
         budget: TimeBudget,
         started_s: float,
-        report: Callable[[Iteration], None],
+        report: Callable[[Iteration], None] | None,
         clock_started: Callable[[], float | None] | None,
         legal: list[int],
         max_depth: int,
@@ -999,15 +1012,30 @@ class Searcher:
         if shape.whole_first_depth:
             t.info[I_NODE_LIMIT] = 0  # depth 1 always ends: every line gets a score
         searching = [0]  # the line being searched, 0 the first
+        # Nobody listening to one line: each line is kept as the search left it (its first
+        # move, a legal root move, is all the deepening reads) and spelt out at the end.
+        # Walking it for legality and spelling it after every iteration and window cost
+        # about a tenth of self-play's time at a few thousand nodes a move.
+        quiet = report is None and wanted == 1
+        completed: list[int] = best.moves  # quiet: the line of the last completed depth
+
+        def read_line() -> tuple[list[int], tuple[str, ...]]:
+            if quiet:
+                return t.pv[0, : int(t.pv_len[0])].tolist(), ()
+            return self._pv_text(position, t)
 
         def on_fail(value: int, bound: str) -> None:
             if searching[0] > 0:
                 return  # only the first line's bounds are worth a line of their own
+            if quiet and not (bound == "lowerbound" and t.info[I_ROOT_UPDATED]):
+                return
             # the line is read once, for the best move and the info line alike
-            moves, texts = self._pv_text(position, t)
+            moves, texts = read_line()
             if bound == "lowerbound" and t.info[I_ROOT_UPDATED]:
                 best.moves, best.texts = moves, texts
-            report(self._iteration(int(t.info[I_ITERATION]), value, bound, started_s, texts))
+            if report is not None:
+                report(self._iteration(int(t.info[I_ITERATION]), value, bound, started_s,
+                                       texts))
 
         score = 0
         for depth in range(1, max_depth + 1):
@@ -1019,19 +1047,23 @@ class Searcher:
             value = self._iterate(position, t, self.stop, depth, line_scores[0], on_fail)
             if value is None:  # stopped
                 if t.info[I_ROOT_UPDATED]:
-                    moves, texts = self._pv_text(position, t)
+                    moves, texts = read_line()
                     if moves:
                         best.moves, best.texts = moves, texts
                 break
             score = value
-            moves, texts = self._pv_text(position, t)
+            moves, texts = read_line()
             if wanted == 1:
                 line_scores[0] = score
                 if moves:
                     best.moves, best.texts = moves, texts
                 best.score, best.depth = score, depth
-                best.lines = (RootLine(score, best.texts),)
-                report(self._iteration(depth, score, "", started_s, texts))
+                if quiet:
+                    completed = best.moves
+                else:
+                    best.lines = (RootLine(score, best.texts),)
+                if report is not None:
+                    report(self._iteration(depth, score, "", started_s, texts))
             else:
                 found = self._other_lines(position, t, legal, depth, line_scores, searching,
                                           (score, moves, texts))
@@ -1043,10 +1075,11 @@ class Searcher:
                 best.score, best.depth = score, depth
                 best.lines = tuple(RootLine(line.score, line.texts) for line in found)
                 for rank, line in enumerate(found, start=1):
-                    report(replace(
-                        self._iteration(depth, line.score, "", started_s, line.texts),
-                        multipv=rank,
-                    ))
+                    if report is not None:
+                        report(replace(
+                            self._iteration(depth, line.score, "", started_s, line.texts),
+                            multipv=rank,
+                        ))
             iteration_clock.record_iteration(best.moves[0])
             if depth == 1 and shape.whole_first_depth:
                 t.info[I_NODE_LIMIT] = node_limit
@@ -1065,6 +1098,13 @@ class Searcher:
                 break
             if self.stop[0]:
                 break
+        if quiet:
+            kept = best.moves
+            best.moves, best.texts = self._line_text(position, t, kept)
+            if best.depth > 0:
+                texts = best.texts if completed is kept else self._line_text(
+                    position, t, completed)[1]
+                best.lines = (RootLine(best.score, texts),)
         return best
 
     @staticmethod

@@ -15,7 +15,6 @@ import chess
 
 from engine import params
 from engine.board import Position
-from engine.info import Iteration
 from engine.nnue import Net
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
@@ -83,7 +82,8 @@ class SelfPlay:
             result = game_end(board, position, start_ply)
             if result is not None:
                 return kept, result
-            found = searcher.think(position, limits, budget, time.monotonic(), _no_report)
+            # no reporter: self-play reads no ``info`` line, so none is built
+            found = searcher.think(position, limits, budget, time.monotonic(), None)
             if found.best_move is None:
                 raise RuntimeError(f"the engine found no move in {board.fen()}")
             move = chess.Move.from_uci(found.best_move)
@@ -99,10 +99,6 @@ class SelfPlay:
                 return kept, "0-1"
             board.push(move)
             position.push_uci(found.best_move)
-
-
-def _no_report(_: Iteration) -> None:
-    """Self-play reads no ``info`` line."""
 
 
 # one player per evaluation in a process: the searcher (and its table) outlives the games
