@@ -4,6 +4,9 @@ All functions are compiled with numba and take the position arrays of ``engine.b
 
 ``is_square_attacked(board, sq, by) -> bool``
     Is mailbox square ``sq`` attacked by a piece of color ``by``?
+``is_attacked(board, stack, ply, sq, by) -> bool``
+    The same, by a walk over the pieces of ``by`` when it has few (an ending: long rays, few
+    pieces), else by the rays.  The check and legality tests ask this one.
 ``in_check(board, stack, meta) -> bool``
     Is the side to move in check?  Cached in the state row (``S_CHECK``).
 ``gen_moves(board, stack, meta, moves) -> int``
@@ -31,6 +34,7 @@ compiled callers by LLVM (``njit_noalloc_inline``).
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from engine.constants import (
     BISHOP,
@@ -74,10 +78,25 @@ from engine.constants import (
     StackArray,
 )
 from engine.jit import njit_noalloc, njit_noalloc_inline
-from engine.pieceset import lowest_square, set_word
+from engine.params import SPARSE_ATTACK_MAX_PIECES
+from engine.pieceset import lowest_square, piece_count_of, set_word
 from engine.variant import RESULT_NONE, variant_result
 
 _PROMOTION_PIECES = np.array([QUEEN, KNIGHT, ROOK, BISHOP], dtype=np.int64)
+
+
+def _step_attackers() -> npt.NDArray[np.int64]:
+    """``STEP_ATTACKERS[sq - s + 119]``: bit ``1 << KNIGHT`` when a knight on ``s`` attacks
+    ``sq``, bit ``1 << KING`` when a king does."""
+    table = np.zeros(239, dtype=np.int64)
+    for step in KNIGHT_STEPS:
+        table[int(step) + 119] |= 1 << KNIGHT
+    for step in KING_STEPS:
+        table[int(step) + 119] |= 1 << KING
+    return table
+
+
+STEP_ATTACKERS = _step_attackers()
 
 
 @njit_noalloc_inline
@@ -127,6 +146,58 @@ def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
     return False
 
 
+@njit_noalloc
+def _is_attacked_by_set(
+    board: BoardArray, stack: StackArray, ply: int, sq: int, by: int
+) -> bool:
+    """``is_square_attacked`` by a walk over the pieces of ``by`` (row ``ply``'s set) instead
+    of the rays from ``sq``: on a board with few pieces the rays are long and the pieces few.
+
+    The board may differ from the set's row by a legality test's trial move (``is_legal``):
+    a square whose piece was captured or moved away holds no piece of ``by`` and is passed
+    over, and every line is walked on the board as it stands.
+    """
+    if is_attacked_by_pawn(board, sq, by):
+        return True
+    for word in range(2):
+        bits = set_word(stack, ply, by, word)
+        while bits != 0:
+            s = lowest_square(bits, word)
+            bits &= bits - 1
+            p = board[s]
+            if p <= 0 or (p >> 3) != by:
+                continue
+            ptype = p & 7
+            if ptype == PAWN:
+                continue
+            delta = sq - s + 119
+            if ptype == KNIGHT or ptype == KING:  # noqa: SIM109 (fastest in numba)
+                if STEP_ATTACKERS[delta] & (1 << ptype):
+                    return True
+                continue
+            step = LINE_STEP[delta]
+            if step == 0:
+                continue
+            diagonal = step == 9 or step == -9 or step == 11 or step == -11
+            if ptype != QUEEN and (ptype == BISHOP) != diagonal:
+                continue
+            t = s + step
+            while t != sq and board[t] == 0:
+                t += step
+            if t == sq:
+                return True
+    return False
+
+
+@njit_noalloc_inline
+def is_attacked(board: BoardArray, stack: StackArray, ply: int, sq: int, by: int) -> bool:
+    """``is_square_attacked`` with the position's piece sets at hand: with few pieces of
+    ``by`` on the board, their walk (``_is_attacked_by_set``) answers sooner than the rays."""
+    if piece_count_of(stack, ply, by) <= SPARSE_ATTACK_MAX_PIECES:
+        return _is_attacked_by_set(board, stack, ply, sq, by)
+    return is_square_attacked(board, sq, by)
+
+
 @njit_noalloc_inline
 def castling_squares(frm: int, to: int, us: int) -> tuple[int, int]:
     """Where king and rook land when castling king ``frm`` with the rook on ``to``."""
@@ -159,9 +230,45 @@ def in_check(board: BoardArray, stack: StackArray, meta: MetaArray) -> bool:
     if cached >= 0:
         return bool(cached == 1)
     us = stack[ply, S_SIDE]
-    checked = is_square_attacked(board, stack[ply, S_KING + us], 1 - us)
+    checked = is_attacked(board, stack, ply, stack[ply, S_KING + us], 1 - us)
     stack[ply, S_CHECK] = 1 if checked else 0
     return checked
+
+
+@njit_noalloc
+def _pinned_lines_by_set(
+    board: BoardArray, stack: StackArray, ply: int, ksq: int, us: int
+) -> int:
+    """``_pinned_lines`` by a walk over the enemy's sliders (few pieces: an ending) instead of
+    the eight rays from the king: a slider on a line with the king, one piece of ``us`` between."""
+    them = 1 - us
+    lines = 0
+    for word in range(2):
+        bits = set_word(stack, ply, them, word)
+        while bits != 0:
+            s = lowest_square(bits, word)
+            bits &= bits - 1
+            ptype = board[s] & 7
+            if ptype != BISHOP and ptype != ROOK and ptype != QUEEN:
+                continue
+            step = LINE_STEP[s - ksq + 119]
+            if step == 0:
+                continue
+            diagonal = step == 9 or step == -9 or step == 11 or step == -11
+            if ptype != QUEEN and (ptype == BISHOP) != diagonal:
+                continue
+            t = ksq + step
+            while board[t] == 0:
+                t += step
+            p = board[t]
+            if p <= 0 or (p >> 3) != us:
+                continue  # the border, or the slider itself (a check, no pin)
+            t += step
+            while board[t] == 0:
+                t += step
+            if t == s:
+                lines |= 1 << (step + 11)
+    return lines
 
 
 @njit_noalloc_inline
@@ -178,6 +285,10 @@ def _pinned_lines(board: BoardArray, stack: StackArray, meta: MetaArray) -> int:
     us = stack[ply, S_SIDE]
     them = 1 - us
     ksq = stack[ply, S_KING + us]
+    if piece_count_of(stack, ply, them) <= SPARSE_ATTACK_MAX_PIECES:
+        lines = _pinned_lines_by_set(board, stack, ply, ksq, us)
+        stack[ply, S_PINS] = lines
+        return lines
     lines = 0
     for i in range(8):
         step = KING_STEPS[i]
@@ -394,13 +505,13 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
         # put king and rook on their castled squares, test the king, put them back
         kto, rto = castling_squares(frm, to, us)
         place_castled(board, frm, to, kto, rto)
-        attacked = is_square_attacked(board, kto, them)
+        attacked = is_attacked(board, stack, ply, kto, them)
         place_castled(board, kto, rto, frm, to)
         return not attacked
     if frm == ksq:
         king = board[frm]
         board[frm] = 0  # the king does not shield the squares behind it
-        attacked = is_square_attacked(board, to, them)
+        attacked = is_attacked(board, stack, ply, to, them)
         board[frm] = king
         return not attacked
     if move & FLAG_EP:
@@ -411,7 +522,7 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
         board[frm] = 0
         board[cap] = 0
         board[to] = pawn
-        attacked = is_square_attacked(board, ksq, them)
+        attacked = is_attacked(board, stack, ply, ksq, them)
         board[to] = 0
         board[cap] = victim
         board[frm] = pawn
@@ -421,7 +532,7 @@ def is_legal(board: BoardArray, stack: StackArray, meta: MetaArray, move: int) -
         target = board[to]
         board[to] = piece
         board[frm] = 0
-        attacked = is_square_attacked(board, ksq, them)
+        attacked = is_attacked(board, stack, ply, ksq, them)
         board[frm] = piece
         board[to] = target
         return not attacked

@@ -145,6 +145,9 @@ THREE_CHECK_GIVEN_CP = (0, 120, 350)
 HILL_KING_DISTANCE_CP = (0, 120, 50, 15)
 
 # --- search plumbing -------------------------------------------------------------------------
+# attack tests walk the attacker's pieces instead of the rays from the square when it has at
+# most this many (kings and pawns counted): on an open board of an ending the rays are long
+SPARSE_ATTACK_MAX_PIECES = 6
 STOP_CHECK_NODES = 1023  # the stop flag and node limit are read every 1024 nodes
 
 # --- threads (Lazy SMP) ----------------------------------------------------------------------

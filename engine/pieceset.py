@@ -97,6 +97,13 @@ def piece_count(stack: StackArray, ply: int) -> int:
     return total
 
 
+@njit_noalloc_inline
+def piece_count_of(stack: StackArray, ply: int, color: int) -> int:
+    """Pieces of ``color``, king and pawns included, at row ``ply``."""
+    return _word_popcount(set_word(stack, ply, color, 0)) + _word_popcount(
+        set_word(stack, ply, color, 1))
+
+
 @njit_noalloc
 def sets_match_board(board: BoardArray, stack: StackArray, ply: int) -> bool:
     """Do the sets at row ``ply`` hold exactly the squares of each side's pieces (tests)?"""
