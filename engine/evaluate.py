@@ -413,7 +413,7 @@ def _shield(board: BoardArray, king: int, colour: int) -> int:
     return total
 
 
-@njit_noalloc
+@njit_noalloc_inline
 def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
     """Shrink scores where the side ahead has no pawns and at most a minor piece more."""
     strong = WHITE if score > 0 else BLACK
@@ -425,7 +425,7 @@ def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
     return score
 
 
-@njit_noalloc
+@njit_noalloc_inline
 def scale_drawish(stack: StackArray, ply: int, score: int) -> int:
     """``score`` (side to move's view, from another evaluation: the net's) shrunk by the rule
     ``evaluate`` applies to its own.  Pawnless endgames at most a minor piece up are too rare in

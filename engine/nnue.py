@@ -497,7 +497,7 @@ def output_bucket(pieces: int, buckets: int) -> int:
     return min(max((pieces - 2) * buckets // MAX_PIECES, 0), buckets - 1)
 
 
-@njit_noalloc
+@njit_noalloc_inline
 def evaluate_net(
     stack: StackArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
 ) -> int:
@@ -534,7 +534,9 @@ def evaluate_net(
     return int(total * net_meta[NM_SCALE] // (qa * net_meta[NM_QB]))
 
 
-@njit_noalloc
+# inlined, with ``evaluate_net`` and the drawish scaling, into ``cached_evaluate``: one call
+# per evaluation where there were three, each passing its arrays as a dozen words apiece
+@njit_noalloc_inline
 def net_score(
     stack: StackArray, row: int, net16: Int16Array, net_meta: Int32Array, acc: Int16Array
 ) -> int:
