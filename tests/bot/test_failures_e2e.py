@@ -45,8 +45,9 @@ from tests.bot.e2e_support import (
     quiet_logs,
     running_bot,
     strong_opponent,
+    wait_for,
 )
-from tests.bot.recording_engine import board_of, conversation
+from tests.bot.recording_engine import Conversation, board_of, conversation
 from tests.bot.test_bad_input_e2e import GarbageProxy
 from tests.bot.test_challenge_rules_e2e import answered
 from tests.bot.test_faults_e2e import assert_won, plies, start_games
@@ -343,19 +344,43 @@ def recorded(config: Config, log_dir: Path) -> Config:
 WARM_UP_POSITION = "position startpos"  # the pool's first search, before any game
 
 
-def assert_no_engine_left_searching(log_dir: Path, *, bot_stopped: bool) -> None:
+def engines_recorded(log_dir: Path) -> list[tuple[int, Conversation, bool]]:
+    """Each engine's process, its conversation, and whether the bot finished starting it:
+    sent it more than `uci` (its options, a search). A stop that lands while a spare engine
+    starts (its `uci` not yet answered) kills it, as start_engine does with any start cut
+    short: it is never told `quit`."""
+    found = []
+    for log in sorted(log_dir.glob("*.log")):
+        sent = sum(line.startswith("> ") for line in log.read_text().splitlines())
+        found.append((int(log.stem), conversation(log), sent > 1))
+    return found
+
+
+def gone(pid: int) -> bool:
+    """The process has ended: reaped, or a zombie waiting to be."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rpartition(")")[2].split()[0] == "Z"
+
+
+async def assert_no_engine_left_searching(log_dir: Path, *, bot_stopped: bool) -> None:
     """Every `go` any engine was sent was answered (its `bestmove` came, after a `stop` if
     it was cut short), none on a position without a legal move; every engine that searched
-    for a game has quit and is gone, and once the bot has stopped, every engine."""
-    talks = [conversation(log) for log in sorted(log_dir.glob("*.log"))]
-    searches = [s for talk in talks for s in talk.searches]
+    for a game has quit and is gone, and once the bot has stopped, every engine (one whose
+    start the stop cut short is killed: gone, with nothing to say)."""
+    engines = engines_recorded(log_dir)
+    searches = [s for _, talk, _ in engines for s in talk.searches]
     assert searches, "no engine was asked to search"
     for search in searches:
         assert search.answered, f"a search never answered: {search}"
         assert any(board_of(search.position).legal_moves), f"a finished position: {search}"
-    for talk in talks:
+    for pid, talk, started in engines:
         played = any(s.position != WARM_UP_POSITION for s in talk.searches)
-        if played or bot_stopped:
+        if bot_stopped and not played and not started:
+            await wait_for(lambda pid=pid: gone(pid))  # type: ignore[misc]
+        elif played or bot_stopped:
             assert talk.quit and talk.exited, f"an engine still running: {talk}"
 
 
@@ -375,9 +400,9 @@ async def test_end_of_game_races_end_each_game_once_and_cleanly(
                 game_ids = await start_games(server, 2)
                 records = [await server.wait_for_game_end(g, 60) for g in game_ids]
                 await run.done_with(game_ids)
-                assert_no_engine_left_searching(engines, bot_stopped=False)
+                await assert_no_engine_left_searching(engines, bot_stopped=False)
         assert run.task.result() == 0
-    assert_no_engine_left_searching(engines, bot_stopped=True)
+    await assert_no_engine_left_searching(engines, bot_stopped=True)
     for record in records:
         assert_legal(record)
     outcomes = sorted((o.game_id, o.reason) for o in run.metrics.games)
@@ -412,10 +437,10 @@ async def test_a_mate_shown_first_as_started_never_reaches_the_engine(
                 record = await server.wait_for_game_end(game_id, 60)
                 await run.done_with([game_id])
                 outcome = run.metrics.games[-1]
-                assert_no_engine_left_searching(engines, bot_stopped=False)
+                await assert_no_engine_left_searching(engines, bot_stopped=False)
         assert run.task.result() == 0
     assert record.status == "mate"
     assert (outcome.game_id, outcome.reason) == (game_id, FINISHED)
-    assert_no_engine_left_searching(engines, bot_stopped=True)
+    await assert_no_engine_left_searching(engines, bot_stopped=True)
     assert "Traceback" not in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
