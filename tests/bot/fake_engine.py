@@ -4,6 +4,10 @@ one its last info line's PV starts with (as a search stopped mid-iteration may),
 without any info line (silent).
 
     python tests/bot/fake_engine.py crash|hang|illegal|stalepv|silent|slowready|none N [VARIANT,...]
+    python tests/bot/fake_engine.py heldready 0 GATE
+
+`slowready` answers each `isready` N seconds late; `heldready` answers none until the file
+GATE exists (a test creates it once what it checks has happened: no race with a clock).
 
 With a list of variants (Fairy-Stockfish's names, e.g. `atomic`) it declares `UCI_Variant`
 and plays those variants by python-chess's rules, taking a win at once when one is there.
@@ -15,14 +19,18 @@ import os
 import random
 import sys
 import time
+from pathlib import Path
 
 import chess
 import chess.variant
 
+GATE_POLL_S = 0.01  # how often `heldready` looks for its gate file
+
 
 def main(argv: list[str]) -> None:
     mode, nth = argv[0], int(argv[1])
-    variants = argv[2].split(",") if len(argv) > 2 else []
+    gate = Path(argv[2]) if mode == "heldready" else None
+    variants = argv[2].split(",") if len(argv) > 2 and gate is None else []
     rules: type[chess.Board] = chess.Board
     board = chess.Board()
     searches = 0
@@ -43,6 +51,8 @@ def main(argv: list[str]) -> None:
         elif command == "isready":
             if mode == "slowready":  # an engine still compiling: N seconds for each readyok
                 time.sleep(nth)
+            while gate is not None and not gate.exists():
+                time.sleep(GATE_POLL_S)
             print("readyok", flush=True)
         elif command == "position":
             board = position(words[1:], rules)

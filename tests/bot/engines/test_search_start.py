@@ -37,9 +37,11 @@ async def test_a_search_cancelled_while_it_starts_is_stopped_and_its_bestmove_re
     the game ends: python-chess still sends `go` once `readyok` comes. That search is
     stopped and its `bestmove` read, with no error."""
     logs = tmp_path / "engine"
-    # each readyok a second late: the cancellation lands while the start waits for it
+    # no readyok until the gate opens: the cancellation lands while the start waits for it,
+    # however slow the machine (a readyok some time late may beat a cancellation held up)
+    gate = tmp_path / "ready"
     spec = EngineSpec((sys.executable, RECORDING_ENGINE, str(logs),
-                       sys.executable, FAKE_ENGINE, "slowready", "1"), {"Hash": 8})
+                       sys.executable, FAKE_ENGINE, "heldready", "0", str(gate)), {"Hash": 8})
     with caplog.at_level(logging.ERROR):
         engine = await start_engine(spec, timeout_s=30)
         (log,) = logs.glob("*.log")
@@ -50,6 +52,8 @@ async def test_a_search_cancelled_while_it_starts_is_stopped_and_its_bestmove_re
             think.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await think
+            assert not conversation(log).searches  # cancelled before any `go`
+            gate.touch()
             await wait_for(lambda: any(s.answered for s in conversation(log).searches))
             # the engine is still in step: a next search works
             thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g1")
