@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from types import MappingProxyType
 
+import chess
 import pytest
 
 from sandbox.opponent import ChallengeSpec
@@ -72,6 +73,19 @@ def greeted(server: SandboxServer) -> dict[str, str]:
     return found
 
 
+def rating_advantages(server: SandboxServer) -> dict[str, int]:
+    """Our rating minus the opponent's as each game started (gameFull shows the ratings
+    before the game: a rated game that has ended since moved ours), by the opponent's name."""
+    found = {}
+    for game in server.lobby.games.values():
+        names = {color: player.username for color, player in game.players.items()}
+        if BOT not in (name.lower() for name in names.values()):
+            continue
+        ours = chess.WHITE if names[chess.WHITE].lower() == BOT else chess.BLACK
+        found[names[not ours]] = game.ratings_before[ours] - game.ratings_before[not ours]
+    return found
+
+
 def level_received(lines: list[str]) -> int | None:
     """The UCI_Elo the engine was set to play at, None when it was left at full strength."""
     limited = [line.split()[-1] for line in lines
@@ -110,9 +124,7 @@ async def test_each_game_plays_at_the_level_of_its_rules(
         await wait_for(lambda: set(greeted(server)) == set(OPPONENTS))
         logs = engine_logs(log_dir)
         greetings = greeted(server)
-        mine = server.lobby.accounts.by_name(BOT)
-        assert mine is not None
-        my_rating = mine.rating("blitz")
+        advantages = rating_advantages(server)
         await run.finish()
 
     assert {name: level_received(lines) for name, lines in logs.items()} == expected
@@ -120,7 +132,7 @@ async def test_each_game_plays_at_the_level_of_its_rules(
     for name, (rating, bot, _) in OPPONENTS.items():
         title = "BOT" if bot else "none"
         assert f"{OPPONENT_OPTION}{title} {rating} {kinds[name]} {name}" in logs[name]
-        assert f"setoption name UCI_RatingAdv value {my_rating - rating}" in logs[name]
+        assert f"setoption name UCI_RatingAdv value {advantages[name]}" in logs[name]
     logged = "\n".join(record.getMessage() for record in caplog.records)
     for name, elo in expected.items():
         level = "full strength" if elo is None else f"Elo {elo}"
