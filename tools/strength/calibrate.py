@@ -231,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cploss-positions", type=int, default=CPLOSS_POSITIONS,
                         help="positions for --cploss (default all of the set)")
     parser.add_argument("--cploss-seeds", type=int, default=CPLOSS_SEEDS,
-                        help="--cploss plays every position this many times, Seed 1..K "
+                        help="--cploss plays every position this many times, Seed 1..K, "
+                        "when the engine declares Seed "
                         f"({CPLOSS_SEEDS})")
     parser.add_argument("--cache", type=Path, default=cploss.DEFAULT_CACHE,
                         help="reference scores cache of --cploss")
@@ -280,9 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             tally = play(engine, opponent, args, log)
             cp = None
             if reference is not None:
+                # an engine without a Seed option (Stockfish) plays each position once
+                seeds = (args.cploss_seeds if args.cploss_seeds > 1
+                         and cploss.declares(engine, cploss.SEED_OPTION) else 1)
                 cp, _ = cploss.measure(engine, cploss.elo_level(str(level)), positions,
                                        cploss.parse_go(None, None, None, None), reference,
-                                       args.cploss_seeds)
+                                       seeds)
             rows.append(row_of(str(level), opponent.name, tally, target, cp))
             if tally.stopped:
                 stopped = True

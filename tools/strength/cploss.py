@@ -263,6 +263,16 @@ def missing_options(engine: chess.engine.SimpleEngine, names: Sequence[str]) -> 
     return [name for name in names if name not in engine.options]
 
 
+def declares(spec: EngineSpec, name: str) -> bool:
+    """Whether the engine declares the UCI option ``name``."""
+    engine = open_engine(dataclasses.replace(spec, options={}))
+    try:
+        engine.timeout = LOAD_TIMEOUT_S
+        return not missing_options(engine, [name])
+    finally:
+        engine.quit()
+
+
 def check_options(spec: EngineSpec, names: Sequence[str] = ()) -> None:
     """Refuse, by name, an engine that does not declare an option it is to be given (its
     ``spec.options`` and ``names``): a UCI engine would ignore it and play at full strength."""
