@@ -5,6 +5,7 @@ every game still ends."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from pathlib import Path
 
@@ -71,17 +72,20 @@ class GarbageProxy:
             response = web.StreamResponse(status=upstream.status,
                                           headers={"Content-Type": "application/x-ndjson"})
             await response.prepare(request)
-            garbage = itertools.cycle(
-                EVENT_GARBAGE if request.path == "/api/stream/event" else GAME_GARBAGE)
-            try:
-                async for line in upstream.content:
-                    await response.write(line)
-                    if line.strip():
-                        await response.write(next(garbage))
-                        self.injected += 1
-            except (aiohttp.ClientError, ConnectionResetError):
-                pass
+            with contextlib.suppress(aiohttp.ClientError, ConnectionResetError):
+                await self.relay(request, upstream.content, response)
             return response
+
+    async def relay(self, request: web.Request, lines: aiohttp.StreamReader,
+                    response: web.StreamResponse) -> None:
+        """Each stream line as it came, then a garbage line after every non-empty one."""
+        garbage = itertools.cycle(
+            EVENT_GARBAGE if request.path == "/api/stream/event" else GAME_GARBAGE)
+        async for line in lines:
+            await response.write(line)
+            if line.strip():
+                await response.write(next(garbage))
+                self.injected += 1
 
 
 async def test_garbage_in_every_stream_is_skipped(tmp_path: Path,
