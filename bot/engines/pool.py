@@ -237,9 +237,14 @@ class Engine:
         if move is None or not board.is_legal(move):
             raise EngineFailure(f"{self.name} (pid {self.pid}) answered {move} in {board.fen()}")
         if line is not None and line.pv and line.pv[0] != move:
-            # A search stopped mid-iteration may answer a new best move after its last info
-            # line: the reported line is about another move, so only the move itself stays.
-            line = dataclasses.replace(line, pv=(move,))
+            # A limited level (UCI_Elo, Skill Level) plays a line other than its first: the
+            # line it reported for the move played is the one to show. A search stopped
+            # mid-iteration may answer a new best move after its last info line: the
+            # reported line is about another move, so only the move itself stays.
+            played = next((info for info in analysis.multipv
+                           if info.get("pv") and info["pv"][0] == move), None)
+            line = (SearchLine.from_info(played) if played is not None
+                    else dataclasses.replace(line, pv=(move,)))
         lines = (tuple(SearchLine.from_info(info) for info in analysis.multipv if info.get("pv"))
                  if multipv > 1 and self.multipv else ())
         return Thought(move, line, time.monotonic() - start, timed_out, lines)

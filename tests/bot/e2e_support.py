@@ -33,6 +33,8 @@ BOT = "kibitz"
 # How long a test waits for an event before it fails: only a guard against a hang, so
 # generous enough for a machine where other work takes most of the cores.
 GUARD_S = 60.0
+# How long a bot may take to be ready: its engine compiles on the first start of a checkout.
+READY_TIMEOUT_S = 120.0
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -191,10 +193,14 @@ async def running_bot(server: SandboxServer, config: Config, *, token: str | Non
     run = BotRun(server, token, task, stop, metrics, ready, me)
     try:
         waiter = asyncio.ensure_future(ready.wait())
-        await asyncio.wait({waiter, task}, timeout=120, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({waiter, task}, timeout=READY_TIMEOUT_S,
+                           return_when=asyncio.FIRST_COMPLETED)
         waiter.cancel()
         if task.done():
             raise AssertionError(f"the bot stopped before it was ready: {task.result()}")
+        if not ready.is_set():  # a slow start must fail here, not as an unclear later check
+            raise AssertionError(f"the bot was not ready after {READY_TIMEOUT_S:.0f} s: its "
+                                 "engine not warm or its event stream not open")
         yield run
     finally:
         stop.set()

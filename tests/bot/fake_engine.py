@@ -1,9 +1,11 @@
 """A misbehaving UCI engine for fault tests: plays a random legal move, but on its Nth `go`
 it crashes, hangs (never answers), answers an illegal move, answers a move other than the
-one its last info line's PV starts with (as a search stopped mid-iteration may), or answers
-without any info line (silent).
+one its last info line's PV starts with (as a search stopped mid-iteration may), answers
+the second of two MultiPV lines (as a limited level may: pick), or answers without any info
+line (silent).
 
-    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|silent|slowready|none N [VARIANT,...]
+    python tests/bot/fake_engine.py crash|hang|illegal|stalepv|pick|silent|slowready|none N
+        [VARIANT,...]
     python tests/bot/fake_engine.py heldready 0 GATE
 
 `slowready` answers each `isready` N seconds late; `heldready` answers none until the file
@@ -69,11 +71,27 @@ def main(argv: list[str]) -> None:
             shown = move
             if searches == nth and mode == "stalepv":
                 shown = next(m for m in board.legal_moves if m != move)
+            if searches == nth and mode == "pick":
+                print(pick_lines(board, move), flush=True)
+                print(f"bestmove {move.uci()}", flush=True)
+                continue
             if not (searches == nth and mode == "silent"):
                 print(f"info depth 1 score cp 0 nodes 1 nps 1000 pv {shown.uci()}", flush=True)
             print(f"bestmove {move.uci()}", flush=True)
         elif command == "quit":
             return
+
+
+def pick_lines(board: chess.Board, move: chess.Move) -> str:
+    """Two MultiPV lines of which `move` is the second, as a limited level reports the line
+    it then plays: its score -20, its PV `move` and a reply."""
+    other = next(m for m in board.legal_moves if m != move)
+    board.push(move)
+    reply = next(iter(board.legal_moves))
+    board.pop()
+    return (f"info depth 3 multipv 1 score cp 50 nodes 40 nps 4000 pv {other.uci()}\n"
+            f"info depth 3 multipv 2 score cp -20 nodes 40 nps 4000 pv {move.uci()} "
+            f"{reply.uci()}")
 
 
 def winning(board: chess.Board) -> chess.Move | None:

@@ -69,6 +69,19 @@ async def test_a_pv_about_another_move_is_cut_to_the_move_played() -> None:
         await engine.close()
 
 
+async def test_a_line_other_than_the_first_is_shown_as_reported_for_the_move() -> None:
+    """A limited level plays its second line: the line shown is that one, score and PV."""
+    engine = await start_engine(fake("pick", 1))
+    try:
+        thought = await engine.think(chess.Board(), FAST, hard_limit_s=5, game="g")
+    finally:
+        await engine.close()
+    assert thought.line is not None
+    assert thought.line.score == chess.engine.PovScore(chess.engine.Cp(-20), chess.WHITE)
+    assert thought.line.depth == 3 and len(thought.line.pv) == 2
+    assert thought.line.pv[0] == thought.move
+
+
 async def test_an_engine_that_says_nothing_of_its_search_leaves_no_line() -> None:
     engine = await start_engine(fake("silent", 1))
     try:
