@@ -146,6 +146,15 @@ def is_square_attacked(board: BoardArray, sq: int, by: int) -> bool:
     return False
 
 
+@njit_noalloc_inline
+def _slides_along(ptype: int, step: int) -> bool:
+    """Does a slider of ``ptype`` (bishop, rook or queen) move along a line of ``step``?"""
+    if ptype == QUEEN:
+        return True
+    diagonal = step == 9 or step == -9 or step == 11 or step == -11
+    return (ptype == BISHOP) == diagonal
+
+
 @njit_noalloc
 def _is_attacked_by_set(
     board: BoardArray, stack: StackArray, ply: int, sq: int, by: int
@@ -176,10 +185,7 @@ def _is_attacked_by_set(
                     return True
                 continue
             step = LINE_STEP[delta]
-            if step == 0:
-                continue
-            diagonal = step == 9 or step == -9 or step == 11 or step == -11
-            if ptype != QUEEN and (ptype == BISHOP) != diagonal:
+            if step == 0 or not _slides_along(ptype, step):
                 continue
             t = s + step
             while t != sq and board[t] == 0:
@@ -252,10 +258,7 @@ def _pinned_lines_by_set(
             if ptype != BISHOP and ptype != ROOK and ptype != QUEEN:
                 continue
             step = LINE_STEP[s - ksq + 119]
-            if step == 0:
-                continue
-            diagonal = step == 9 or step == -9 or step == 11 or step == -11
-            if ptype != QUEEN and (ptype == BISHOP) != diagonal:
+            if step == 0 or not _slides_along(ptype, step):
                 continue
             t = ksq + step
             while board[t] == 0:
