@@ -93,6 +93,7 @@ from engine.constants import (
     PIECE_CHARS,
     PIECE_CODES,
     ROOK,
+    S_ACC,
     S_CAPTURED,
     S_CASTLE,
     S_CHECK,
@@ -311,6 +312,7 @@ def make_move(
     stack[nxt, S_EG] = eg
     stack[nxt, S_PINS] = -1
     stack[nxt, S_CHECK] = -1
+    stack[nxt, S_ACC] = 0
     if stack[ply, S_VARIANT] == VARIANT_THREE_CHECK:
         # Three-check: a check is counted (and keyed) as it is given.
         gives_check = is_square_attacked(board, stack[nxt, S_KING + them], us)
@@ -368,6 +370,7 @@ def make_null(board: BoardArray, stack: StackArray, keys: KeyArray, meta: MetaAr
     stack[nxt, S_CAPTURED] = EMPTY
     stack[nxt, S_PINS] = -1
     stack[nxt, S_CHECK] = -1
+    stack[nxt, S_ACC] = 0
     keys[nxt] = key
     meta[M_PLY] = nxt
 

@@ -172,7 +172,10 @@ S_EG = 22  # end-game material + piece-square sum, white minus black
 # Caches filled on first use at this ply (-1: not yet known):
 S_PINS = 23  # bit (step + 11) set: a piece of the side to move is pinned along that king step
 S_CHECK = 24  # side to move is in check: 0 / 1
-STACK_FIELDS = 25
+# The search's (engine.nnue): this row's accumulators are up to date (1) or still to be made
+# from the parent's (0, as every move leaves them): updated only once something reads them.
+S_ACC = 25
+STACK_FIELDS = 26
 STACK_SIZE = 2048  # plies of game history + search path one position can hold
 SEARCH_HEADROOM = 256  # rows Position.push always leaves free above the game for a search
 

@@ -23,7 +23,7 @@ from engine.constants import (
 )
 from engine.evaluate import evaluate
 from engine.jit import njit_noalloc, prefetch
-from engine.nnue import NM_ENABLED, Int16Array, Int32Array, net_score
+from engine.nnue import NM_ENABLED, Int16Array, Int32Array, ensure, net_score
 from engine.params import EVAL_CACHE_ENTRIES_LOG2, NET_PLAYS_VARIANT
 
 VALUE_BITS = 20
@@ -68,6 +68,7 @@ def cached_evaluate(
     if word & _VALUE_MASK != np.uint64(0) and (word & _KEY_MASK) == (key & _KEY_MASK):
         return int(word & _VALUE_MASK) - _VALUE_OFFSET
     if net_meta[NM_ENABLED] != 0 and _NET_PLAYS[stack[row, S_VARIANT]]:
+        ensure(board, stack, row, net16, net_meta, acc)
         score = net_score(stack, row, net16, net_meta, acc)
     else:
         score = evaluate(board, stack, row, scratch)

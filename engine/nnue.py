@@ -36,9 +36,11 @@ everywhere; the header's fields up to ``scale`` sit at the same offsets in both 
 In the search the net is two arrays (``net16``: the int16 weights, flat, and ``net_meta``:
 int32 header fields and the output biases, ``NM_ENABLED`` 0 for the hand-written evaluation)
 and the accumulators are ``acc``: int16[STACK_SIZE, 2 * N], one row per stack row, white's half
-first.  After ``make_move`` the search calls ``push`` (the new row from the last one, a few
-rows added and subtracted); unmaking costs nothing (the rows below stay valid), and a null move
-neither: rows of null moves are skipped back over.  ``refresh`` computes a row from the board.
+first.  A row is made from its parent's (``push``: a few weight rows added and subtracted)
+only once it is read: ``make_move`` marks the new row stale (``S_ACC``), and the search calls
+``ensure`` before an evaluation and before a move is made from the row.  Unmaking costs
+nothing (the rows below stay valid), and a null move neither: rows of null moves are skipped
+back over.  ``refresh`` computes a row from the board.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from engine.constants import (
     NULL_MOVE,
     PAWN,
     ROOK,
+    S_ACC,
     S_CAPTURED,
     S_MOVE,
     S_SIDE,
@@ -419,13 +422,45 @@ def push(
     net_meta: Int32Array,
     acc: Int16Array,
 ) -> None:
-    """After ``make_move``: the new row's accumulators from its parent's and the move.
+    """After ``make_move``: the new row's accumulators from its parent's and the move."""
+    _push_row(board, stack, meta[M_PLY], net16, net_meta, acc)
+
+
+@njit_noalloc_inline
+def ensure(
+    board: BoardArray,
+    stack: StackArray,
+    row: int,
+    net16: Int16Array,
+    net_meta: Int32Array,
+    acc: Int16Array,
+) -> None:
+    """Row ``row``'s accumulators up to date, the board standing at its position.
+
+    The search calls this where the row is read: before an evaluation and before a move is
+    made from it (so a row's parent is always up to date when the row is made).  A move
+    searched but never evaluated (a table cutoff, an evaluation from the cache, a check) then
+    costs no update.  A null move's row holds none: its parent's serves (``_source_row``)."""
+    if stack[row, S_ACC] == 0 and stack[row, S_MOVE] != NULL_MOVE:
+        _push_row(board, stack, row, net16, net_meta, acc)
+
+
+@njit_noalloc
+def _push_row(
+    board: BoardArray,
+    stack: StackArray,
+    row: int,
+    net16: Int16Array,
+    net_meta: Int32Array,
+    acc: Int16Array,
+) -> None:
+    """Row ``row``'s accumulators from its parent's and the move that made it.
 
     One pass over each side's units, the parent's value with every changed feature's weights
     added or taken away at once (2 to 4 rows): a copy followed by a pass per feature read and
     wrote the row up to five times.  int16 sums wrap alike in any order, so the row is
     exactly the one of separate updates."""
-    row = meta[M_PLY]
+    stack[row, S_ACC] = 1
     hidden = net_meta[NM_HIDDEN]
     parent = _source_row(stack, row - 1)
     move = stack[row, S_MOVE]

@@ -41,6 +41,7 @@ from engine.board import (
 from engine.constants import (
     M_PLY,
     NULL_MOVE,
+    S_ACC,
     S_HALFMOVE,
     S_MOVE,
     S_NPM,
@@ -340,12 +341,14 @@ def _quiesce(
         if not is_legal(board, stack, meta, move):
             continue
         legal += 1
+        # The child's accumulators are made only when it reads them (nnue.ensure): here a
+        # table cutoff or a cached score often leaves them unread, so they wait; this row's
+        # must be up to date first, the child's are made from them.
+        if net_meta[NM_ENABLED] != 0:
+            nnue.ensure(board, stack, row, net16, net_meta, acc)
         make_move(board, stack, keys, meta, move)
-        # the table lines load while the accumulators are updated
         tt.prefetch_bucket(tt_table, keys[row + 1])
         prefetch_entry(eval_cache, keys[row + 1])
-        if net_meta[NM_ENABLED] != 0:
-            nnue.push(board, stack, meta, net16, net_meta, acc)
         score = -_quiesce(
             board, stack, keys, meta, tt_table, work, stop, net16, net_meta, acc,
             ply + 1, -beta, -alpha,
@@ -530,6 +533,8 @@ def _negamax(
             reduction += min(
                 (static_eval - beta) // NULL_MOVE_EVAL_DIVISOR_CP, NULL_MOVE_EVAL_MAX_EXTRA
             )
+            if net_meta[NM_ENABLED] != 0:
+                nnue.ensure(board, stack, row, net16, net_meta, acc)  # the null row reads it
             make_null(board, stack, keys, meta)
             ply_moves[ply] = NO_CONT
             score = -_negamax(
@@ -631,6 +636,8 @@ def _negamax(
         ):
             continue
         ply_moves[ply] = idx
+        if net_meta[NM_ENABLED] != 0:
+            nnue.ensure(board, stack, row, net16, net_meta, acc)  # the child's are made from it
         make_move(board, stack, keys, meta, move)
         gives_check = in_check(board, stack, meta)
         # Futility pruning: a quiet move cannot lift a hopeless static score to alpha.
@@ -638,11 +645,13 @@ def _negamax(
             unmake_move(board, stack, meta)
             continue
         # Only a move that is searched pays for its table lines and accumulators; the lines
-        # are asked for first, so they load while the accumulators are updated.
+        # are asked for first, so they load while the accumulators are updated. Made at once
+        # here, not when read as in the quiescence search: nearly every child of a full-width
+        # node reads them, and the update hides the table's memory latency.
         tt.prefetch_bucket(tt_table, keys[row + 1])
         prefetch_entry(eval_cache, keys[row + 1])
         if net_meta[NM_ENABLED] != 0:
-            nnue.push(board, stack, meta, net16, net_meta, acc)
+            nnue.ensure(board, stack, row + 1, net16, net_meta, acc)
         if quiet:
             quiets_tried += 1
         # Step 13. Search the move: the first with the full window, the others by late move
@@ -838,6 +847,7 @@ class Searcher:
             row = int(meta[M_PLY])
             if params.NET_PLAYS_VARIANT[int(stack[row, S_VARIANT])]:
                 nnue.refresh(board, row, net16, net_meta, t.acc)
+                stack[row, S_ACC] = 1
             else:
                 # rules the net does not play: no accumulator is updated, none would be read
                 net16, net_meta = _NO_NET
