@@ -98,7 +98,8 @@ async def test_challenges_are_declined_with_reasons_and_queued_in_order(tmp_path
                 sent = len(lobby.challenges)
                 await server.start_opponent(name, seed=1,
                                             challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
-                await wait_for(lambda sent=sent: len(lobby.challenges) > sent)  # in before the next
+                # in before the next
+                await wait_for(lambda: len(lobby.challenges) > sent)  # noqa: B023
             await bot_games(server, 3, 90)
             games = [r.id for r in server.game_records()]  # in the order they started
             records = [await server.wait_for_game_end(g, 60) for g in games]

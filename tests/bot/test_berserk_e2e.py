@@ -90,6 +90,7 @@ async def test_berserk_plays_the_free_human_account_against_the_bot(tmp_path: Pa
     assert played.final_state["winner"] == "black"
     assert list(record.moves[0::2]) == played.moves_sent
     assert len(record.moves) == 2 * BERSERK_MOVES  # the bot answered every move
+    assert isinstance(exported, dict)  # JSON unless asked for PGN
     assert (exported["status"], exported["winner"]) == ("resign", "black")
     assert '[Result "0-1"]' in pgn and '[Result "0-1"]' in pgn_file.read_text()
     assert [s["id"] for s in statuses] == [BOT, DEFAULT_HUMAN]

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,11 @@ async def test_a_failing_chat_never_delays_nor_loses_a_move(tmp_path: Path) -> N
             assert await plies(server, game_id, 2)
             # One fault after the other, each waited for; the moves go on meanwhile.
             faults = []
-            for inject in (lambda: server.fail(400, CHAT, count=2),
-                           lambda: server.fail(500, CHAT, count=3),
-                           lambda: server.reset(CHAT, count=3)):
+            injections: tuple[Callable[[], RequestFault], ...] = (
+                lambda: server.fail(400, CHAT, count=2),
+                lambda: server.fail(500, CHAT, count=3),
+                lambda: server.reset(CHAT, count=3))
+            for inject in injections:
                 faults.append(inject())
                 await _fired(faults[-1], faults[-1].count or 1)
             limited = server.rate_limit(CHAT, count=None)
@@ -198,9 +201,11 @@ async def test_the_token_never_shows_whatever_fails(
                 await server.wait_for_game_end(game_id, 60)
         # check-config with the token tested, against failing and refusing answers.
         monkeypatch.setenv(TOKEN_ENV, token)
-        for fault in (lambda: server.fail(500, "/api/token/test", count=None),
-                      lambda: server.fail(401, "/api/account", count=None),
-                      lambda: server.reset("/api/token/test", count=None)):
+        refusals: tuple[Callable[[], RequestFault], ...] = (
+            lambda: server.fail(500, "/api/token/test", count=None),
+            lambda: server.fail(401, "/api/account", count=None),
+            lambda: server.reset("/api/token/test", count=None))
+        for fault in refusals:
             fault()
             await asyncio.to_thread(cli.run, ["check-config", "--check-token", "--url",
                                               server.url])
@@ -296,7 +301,9 @@ async def test_a_burst_of_challenges_never_makes_more_games_than_slots(
     def counting(lobby: Lobby, *args: Any, **kwargs: Any) -> SandboxGame:
         nonlocal most
         game = start_game(lobby, *args, **kwargs)
-        most = max(most, len(lobby.ongoing(lobby.accounts.by_name(BOT))))
+        bot = lobby.accounts.by_name(BOT)
+        assert bot is not None
+        most = max(most, len(lobby.ongoing(bot)))
         return game
 
     monkeypatch.setattr(Lobby, "start_game", counting)

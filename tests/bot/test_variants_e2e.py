@@ -59,8 +59,8 @@ async def test_a_whole_game_in_every_variant_fairy_stockfish_plays(tmp_path: Pat
     quiet_logs()
     plays = await declared_variants((FAIRY_STOCKFISH,))
     config = with_engine(make_config(tmp_path, concurrency=12), (FAIRY_STOCKFISH,))
-    variants = [v for v in LICHESS_VARIANTS if v in plays]
-    lacking = [v for v in LICHESS_VARIANTS if v not in plays]  # Debian's 11.1: atomic
+    variants: list[str] = [v for v in LICHESS_VARIANTS if v in plays]
+    lacking: list[str] = [v for v in LICHESS_VARIANTS if v not in plays]  # Debian's 11.1: atomic
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         async with running_bot(server, config, timings=UNBUDGETED) as run:
             # Random movers, one per variant; crazyhouse against Fairy-Stockfish, so both

@@ -51,7 +51,7 @@ async def test_an_xboard_engine_plays_whole_games_with_pv_chat(
             # waited for on its own (a single guard for both once cut a long first game short).
             records = []
             for index in range(2):
-                await wait_for(lambda started=index: len(server.game_records()) > started)
+                await wait_for(lambda: len(server.game_records()) > index)  # noqa: B023
                 game_id = server.game_records()[index].id
                 records.append(await server.wait_for_game_end(game_id, 2 * GUARD_S))
             # A variant phalanx does not declare (it declares none) is declined.

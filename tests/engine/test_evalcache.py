@@ -8,6 +8,7 @@ import pytest
 from engine.board import Position
 from engine.evalcache import VALUE_BITS, cached_evaluate, new_cache, prefetch_entry
 from engine.evaluate import evaluate, new_scratch
+from engine.jit import uncompiled
 from engine.nnue import new_accumulators, no_net
 from tests.engine.test_evaluate import sample_positions
 
@@ -73,5 +74,5 @@ def test_prefetching_an_entry_changes_nothing() -> None:
     cached_evaluate(board, stack, keys, int(meta[0]), new_scratch(), cache, *NO_NET)
     before = cache.copy()
     prefetch_entry(cache, keys[0])  # compiled: a cache hint only
-    prefetch_entry.py_func(cache, keys[0])  # plain Python: nothing at all
+    uncompiled(prefetch_entry)(cache, keys[0])  # plain Python: nothing at all
     assert np.array_equal(cache, before)

@@ -168,8 +168,10 @@ def test_a_net_split_into_equal_buckets_scores_as_the_net_and_writes_back_the_sa
                                       qa=255, qb=64, scale=400))
     bucketed = nnue.load_net(split)
     assert bucketed.buckets == 5
-    for got, want in zip(nnue.layers(bucketed), (w1, b1, np.repeat(w2, 5, axis=0),
-                                                 np.repeat(b2, 5)), strict=True):
+    got_layers: tuple[npt.NDArray[np.integer], ...] = nnue.layers(bucketed)
+    want_layers: tuple[npt.NDArray[np.integer], ...] = (
+        w1, b1, np.repeat(w2, 5, axis=0), np.repeat(b2, 5))
+    for got, want in zip(got_layers, want_layers, strict=True):
         assert np.array_equal(got, want)
     rng = random.Random(31)
     for fen in BUCKET_FENS:

@@ -64,21 +64,29 @@ def test_bulk_counting_agrees_with_full_perft() -> None:
         assert perft_bulk(*pos.arrays, depth) == perft(*pos.arrays, depth)
 
 
+def _divided(pos: Position, depth: int) -> dict[str, int]:
+    """``divide``'s leaf count of each root move (never stopped: no stop flag is given)."""
+    rows = divide(pos, depth)
+    assert rows is not None
+    return dict(rows)
+
+
 def test_divide_matches_stockfish_format() -> None:
     pos = Position.startpos()
     lines = divide_lines(pos, 3)
+    assert lines is not None
     assert lines[-2:] == ["", "Nodes searched: 8902"]
-    moves = dict(line.split(": ") for line in lines[:-2])
+    moves = {move: count for move, count in (line.split(": ") for line in lines[:-2])}
     assert len(moves) == 20
     assert moves["e2e4"] == "600" and moves["g1f3"] == "440" and moves["a2a3"] == "380"
 
 
 def test_divide_after_moves_and_castling_text() -> None:
     pos = Position.from_fen(KIWIPETE)
-    standard = dict(divide(pos, 1))
+    standard = _divided(pos, 1)
     assert "e1g1" in standard and "e1c1" in standard
     pos.chess960 = True
-    chess960 = dict(divide(pos, 2))
+    chess960 = _divided(pos, 2)
     assert "e1h1" in chess960 and "e1a1" in chess960
     board = chess.Board(KIWIPETE, chess960=True)
     for uci, count in chess960.items():

@@ -117,7 +117,7 @@ class _ShallowMainThread(Searcher):
     offers a one-ply line scored as lost: the helpers' deeper lines must be played."""
 
     def _deepen(self, position: Position, limits: GoLimits, budget: TimeBudget,
-                started_s: float, report: Callable[[Iteration], None],
+                started_s: float, report: Callable[[Iteration], None] | None,
                 clock_started: Callable[[], float | None] | None, legal: list[int],
                 max_depth: int, shape: SearchShape) -> ThreadLine:
         for thread in self.pool.running:  # each ends by itself at max_depth

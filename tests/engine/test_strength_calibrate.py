@@ -9,6 +9,7 @@ import chess
 import pytest
 
 from tools.common.referee import _adjudicate
+from tools.common.scores import MATE_CP
 from tools.strength import calibrate
 from tools.strength.cploss import Summary
 
@@ -69,7 +70,7 @@ def test_calibration_games_are_never_adjudicated_on_the_engines_scores() -> None
     # or a dead draw, decide nothing here: the limited engines play it out
     assert _adjudicate(board, [5000] * 20, config) is None
     assert _adjudicate(board, [0] * 40, config) is None
-    assert _adjudicate(board, [calibrate.cploss.MATE_CP - 1] * 20, config) is None
+    assert _adjudicate(board, [MATE_CP - 1] * 20, config) is None
     assert (config.base_s, config.increment_s) == (10.0, 0.1)
     assert config.max_plies == calibrate.MAX_PLIES
 

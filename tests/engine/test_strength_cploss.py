@@ -11,6 +11,7 @@ import chess.engine
 import pytest
 
 from tools.common.engines import make_spec, resolve_engine
+from tools.common.scores import MATE_CP
 from tools.strength import cploss
 from tools.strength.positions import POSITIONS_FILE, is_middlegame, load_positions
 
@@ -32,9 +33,9 @@ def test_a_loss_is_the_capped_difference_and_never_below_zero() -> None:
     # a move the reference likes better than its own best costs nothing
     assert cploss.move_loss_cp(50, 80) == 0
     # a missed mate in 3 counts as CAP_CP, not as a hundred thousand centipawns
-    assert cploss.move_loss_cp(cploss.MATE_CP - 3, 200) == cploss.CAP_CP - 200
+    assert cploss.move_loss_cp(MATE_CP - 3, 200) == cploss.CAP_CP - 200
     # walking into a mate from +100 costs at most CAP_CP more than the +100
-    assert cploss.move_loss_cp(100, -cploss.MATE_CP + 2) == 100 + cploss.CAP_CP
+    assert cploss.move_loss_cp(100, -MATE_CP + 2) == 100 + cploss.CAP_CP
     # both beyond the cap: still won, no loss
     assert cploss.move_loss_cp(2000, 1500) == 0
 

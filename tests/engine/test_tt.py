@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from engine import tt
+from engine.jit import uncompiled
 from engine.params import MATE, MATE_BOUND
 
 KEY = np.uint64(0x9D39247E33776D41)
@@ -151,5 +152,5 @@ def test_prefetching_a_bucket_changes_nothing() -> None:
     tt.store(table, KEY, 77, 5, 3, tt.BOUND_EXACT, 1)
     before = table.copy()
     tt.prefetch_bucket(table, KEY)  # compiled: a cache hint only
-    tt.prefetch_bucket.py_func(table, KEY)  # plain Python: nothing at all
+    uncompiled(tt.prefetch_bucket)(table, KEY)  # plain Python: nothing at all
     assert np.array_equal(table, before)

@@ -251,10 +251,11 @@ def test_python_chess_plays_a_variant_game_with_the_engine(variant: int) -> None
     with chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "engine"],
                                              cwd=ROOT) as uci:
         board = BOARDS[variant]()
-        assert board.uci_variant in uci.options["UCI_Variant"].var
+        variants = uci.options["UCI_Variant"].var
+        assert variants is not None and board.uci_variant in variants
         for _ in range(16):
             if board.is_game_over():
                 break
-            result = uci.play(board, chess.engine.Limit(depth=2))
-            assert result.move in board.legal_moves
-            board.push(result.move)
+            move = uci.play(board, chess.engine.Limit(depth=2)).move
+            assert move is not None and move in board.legal_moves
+            board.push(move)

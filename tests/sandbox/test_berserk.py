@@ -59,9 +59,11 @@ def play_with_berserk(url: str, token: str, username: str) -> BerserkGame:
         assert client.account.get()["id"] == username
         for event in client.bots.stream_incoming_events():
             result.events.append(event["type"])
-            if event["type"] == "challenge" and \
-                    event["challenge"]["destUser"]["id"] == username:
-                client.bots.accept_challenge(event["challenge"]["id"])
+            if event["type"] == "challenge":
+                dest = event["challenge"]["destUser"]
+                assert dest is not None  # every challenge here is to a named account
+                if dest["id"] == username:
+                    client.bots.accept_challenge(event["challenge"]["id"])
             elif event["type"] == "gameStart":
                 result.game_id = event["game"]["gameId"]
                 result.color = event["game"]["color"]
@@ -119,6 +121,7 @@ async def test_berserk_plays_a_whole_game_against_the_builtin_opponent(
     # berserk reads the finished game back, as JSON and as PGN.
     client = berserk.Client(session=berserk.TokenSession(token), base_url=sandbox.url)
     exported = await asyncio.to_thread(client.games.export, played.game_id)
+    assert isinstance(exported, dict)  # JSON unless asked for PGN
     assert exported["id"] == played.game_id and exported["status"] == record.status
     pgn = await asyncio.to_thread(client.games.export, played.game_id, as_pgn=True)
     assert f'[Site "{sandbox.url}/{played.game_id}"]' in pgn

@@ -3,6 +3,7 @@ end statuses (variantEnd), drops, the variant perfs, and the variant's PGN tag."
 
 from __future__ import annotations
 
+import chess.variant
 import pytest
 
 from sandbox.timecontrol import VARIANTS
@@ -47,6 +48,7 @@ async def test_crazyhouse_drops_are_moves_in_uci(duel: Duel) -> None:
     assert illegal.status == 400 and "Cannot drop on e4" in illegal.text
     await duel.move(game_id, "P@e4")
     game = duel.sandbox.game(game_id)
+    assert isinstance(game.board, chess.variant.CrazyhouseBoard)
     assert game.moves.endswith("P@e4") and str(game.board.pockets[True]) == ""
 
 

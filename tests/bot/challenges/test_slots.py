@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import time
 
-import chess
-
 from bot.challenges.slots import ACCEPTED_TTL_S, Slots, holds_slot
 from bot.lichess.events import Challenge, GameInfo, TimeControl
 from bot.ops.config import TournamentsConfig
@@ -39,7 +37,7 @@ class Board:
 
 
 def game(tournament_id: str | None = None) -> GameInfo:
-    return GameInfo(game_id="g", full_id="gabcd", color=chess.WHITE, variant="standard",
+    return GameInfo(game_id="g", full_id="gabcd", color="white", variant="standard",
                     speed="blitz", rated=True, source="arena" if tournament_id else "friend",
                     status="started", opponent_id="bob", opponent_name="bob", winner=None,
                     tournament_id=tournament_id)

@@ -14,7 +14,7 @@ import chess.engine
 import pytest
 
 from bot.engines.host import EngineHost, socket_path
-from bot.engines.pool import EngineFailure, EnginePool, EngineSpec
+from bot.engines.pool import Engine, EngineFailure, EnginePool, EngineSpec
 
 # A middle game whose depth-8 search takes some thousands of nodes from an empty table.
 FEN = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8"
@@ -31,20 +31,27 @@ async def host(tmp_path: Path) -> AsyncIterator[EngineHost]:
         await running.close()
 
 
+async def _nodes(engine: Engine, board: chess.Board, game: str) -> int:
+    """The nodes the engine reports for its depth-8 search of `board` in `game`."""
+    line = (await engine.think(board, DEPTH, hard_limit_s=60, game=game)).line
+    assert line is not None and line.nodes is not None
+    return line.nodes
+
+
 async def test_each_game_keeps_its_own_table_from_move_to_move(host: EngineHost) -> None:
     pool = EnginePool(EngineSpec(host.engine_command, {"Hash": 16}), spare=False)
     try:
         first, second = await pool.acquire(), await pool.acquire()
         board = chess.Board(FEN)
-        fresh = (await first.think(board, DEPTH, hard_limit_s=60, game="a")).line.nodes
+        fresh = await _nodes(first, board, "a")
         # The same game again: the table kept from the last move answers most of the search.
-        again = (await first.think(board, DEPTH, hard_limit_s=60, game="a")).line.nodes
+        again = await _nodes(first, board, "a")
         # Another game's engine searches the same position: nothing of the first table helps.
-        other = (await second.think(board, DEPTH, hard_limit_s=60, game="b")).line.nodes
+        other = await _nodes(second, board, "b")
         assert again < fresh
         assert other == fresh
         # A new game on the first engine starts from an empty table again (ucinewgame).
-        new_game = (await first.think(board, DEPTH, hard_limit_s=60, game="c")).line.nodes
+        new_game = await _nodes(first, board, "c")
         assert new_game == fresh
     finally:
         await pool.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from bot.engines.memory import (
     BOT_MB,
@@ -21,7 +22,16 @@ MEMINFO = Path(__file__).resolve().parents[2] / "data" / "meminfo"
 ONE_GB_VM = MEMINFO / "1gb-vm"  # MemAvailable: 612480 kB
 
 
-def configured(concurrency: int, hash_mb: int | None, **engine: object) -> Config:
+class EngineOverrides(TypedDict, total=False):
+    """The engine keys these tests set besides the hash."""
+
+    command: tuple[str, ...] | None
+    spare: bool
+    fork_host: bool
+
+
+def configured(
+        concurrency: int, hash_mb: int | None, **engine: Unpack[EngineOverrides]) -> Config:
     base = Config()
     options = {} if hash_mb is None else {"hash": hash_mb}  # any case, as UCI allows
     return dataclasses.replace(

@@ -76,8 +76,14 @@ def test_a_kibitz_line_reads_the_same_from_the_engine_s_info() -> None:
     assert kibitz_line(chess.Board(), SearchLine.from_info(mated)) == \
         "depth 5/7 | eval mate in 1 for Black | 90k nps"
     pv = [chess.Move.from_uci(u) for u in ("a2a3", "a7a6")]
-    lower: chess.engine.InfoDict = {"depth": 9, "score": white(31), "lowerbound": True, "pv": pv}
-    upper: chess.engine.InfoDict = {"depth": 9, "score": white(31), "upperbound": True, "pv": pv}
+    # python-chess sets these bound flags at runtime (_parse_uci_info) but its InfoDict does
+    # not declare them, so the keys it really sends cannot be typed.
+    lower: chess.engine.InfoDict = {
+        "depth": 9, "score": white(31), "lowerbound": True,  # type: ignore[typeddict-unknown-key]
+        "pv": pv}
+    upper: chess.engine.InfoDict = {
+        "depth": 9, "score": white(31), "upperbound": True,  # type: ignore[typeddict-unknown-key]
+        "pv": pv}
     for bound in (lower, upper):
         assert kibitz_line(chess.Board(), SearchLine.from_info(bound)) == \
             "depth 9 | eval +0.31 | PV 1. a3 a6"

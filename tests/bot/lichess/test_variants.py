@@ -36,6 +36,7 @@ def test_an_unknown_variant_is_named() -> None:
 def test_crazyhouse_drops_replay_both_ways_and_fill_the_pockets() -> None:
     board = replay(initial_board("crazyhouse", "startpos"),
                    ("e2e4", "d7d5", "e4d5", "d8d5", "b1c3", "d5a5"))
+    assert isinstance(board, chess.variant.CrazyhouseBoard)
     assert str(board.pockets[chess.WHITE]) == "p" and str(board.pockets[chess.BLACK]) == "p"
     drop = board.parse_uci("P@e4")
     assert board.is_legal(drop) and wire_uci(board, drop, "crazyhouse") == "P@e4"

@@ -6,12 +6,11 @@ import asyncio
 import logging
 from pathlib import Path
 
-import chess
 import pytest
 
 from bot.challenges.slots import Slots
 from bot.lichess.client import Lichess
-from bot.lichess.events import GameInfo
+from bot.lichess.events import Color, GameInfo
 from bot.ops.config import ArenaEntry, TournamentsConfig
 from bot.tournaments.control import ControlDir, TournamentCommand
 from bot.tournaments.desk import ArenaDesk
@@ -145,11 +144,10 @@ async def test_too_many_joins_waits_the_limit_out(
         assert len(refusals) == 1
 
 
-def _finished(game_id: str, status: str, winner: str | None) -> GameInfo:
-    return GameInfo(game_id=game_id, full_id=game_id + "abcd", color=chess.WHITE,
+def _finished(game_id: str, status: str, winner: Color | None) -> GameInfo:
+    return GameInfo(game_id=game_id, full_id=game_id + "abcd", color="white",
                     variant="standard", speed="bullet", rated=True, source="arena",
-                    status=status, opponent_id="robo", opponent_name="robo",
-                    winner=None if winner is None else winner == "white",
+                    status=status, opponent_id="robo", opponent_name="robo", winner=winner,
                     tournament_id="AbCd1234")
 
 

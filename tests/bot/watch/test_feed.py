@@ -3,6 +3,7 @@ eval recorder, /metrics through prometheus-client's parser, the warning ring, th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections import deque
@@ -81,6 +82,13 @@ def events(messages: list[str]) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def waiting(page: asyncio.Queue[str | None]) -> str:
+    """The message already waiting in a page's queue (a message, not the "go away" None)."""
+    message = page.get_nowait()
+    assert message is not None
+    return message
+
+
 @pytest.fixture
 async def client() -> Any:
     lichess = Lichess("http://127.0.0.1:9", TOKEN)
@@ -109,7 +117,7 @@ async def test_a_page_gets_everything_then_only_what_changed(client: Lichess) ->
     feed = Feed(fake_bot(client, game), WarningRing(), base_url="https://lichess.org/",
                 clock=clock, memory=lambda: {1: 10_000_000})
     page = feed.subscribe()
-    name, hello = events([page.get_nowait()])[0]
+    name, hello = events([waiting(page)])[0]
     assert name == "hello"
     (first,) = hello["games"]
     assert first["opponent"] == {"name": "alice", "title": None, "rating": 1900}
@@ -158,7 +166,7 @@ async def test_a_finished_game_keeps_its_result_for_a_while(client: Lichess) -> 
     bot.metrics.finished(GameOutcome(CONTEXT.game_id, "mate", "white", chess.WHITE, (),
                                      "finished"))
     page = feed.subscribe()  # a page opened after the game ended still shows it
-    (_, hello), = events([page.get_nowait()])
+    (_, hello), = events([waiting(page)])
     (card,) = hello["games"]
     assert card["finished"]["result"] == "win"
     assert card["finished"]["score"] == "1-0"
@@ -178,7 +186,7 @@ async def test_the_service_shows_our_arenas(client: Lichess) -> None:
     feed = Feed(fake_bot(client, arenas=arenas), WarningRing(), base_url="https://lichess.org",
                 clock=Clock(), memory=dict)
     page = feed.subscribe()
-    (_, hello), = events([page.get_nowait()])
+    (_, hello), = events([waiting(page)])
     assert hello["service"]["tournaments"] == [arena]
     arenas[0] = {**arena, "rank": 2, "score": 9, "games": 5}  # a game won: a new standing
     (name, service), = events(feed.sample())

@@ -119,12 +119,12 @@ async def test_two_games_live_in_a_browser(tmp_path: Path, browser: Any) -> None
             # Both cards, each with a board and two clocks.
             await until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".card")) == 2)
             for gid in (alice_game, game_id):
-                await until(browser, lambda d, gid=gid: (card(d, gid).find_element(
+                await until(browser, lambda d: (card(d, gid).find_element(  # noqa: B023
                     By.CSS_SELECTOR, ".board img").get_attribute("src") or "")
                     .startswith("data:image/svg+xml"))
                 for clock in (".clock.top", ".clock.bottom"):
-                    await until(browser, lambda d, gid=gid, clock=clock:
-                                CLOCK.match(text_of(d, gid, clock)))
+                    await until(browser, lambda d:
+                                CLOCK.match(text_of(d, gid, clock)))  # noqa: B023
             await until(browser, lambda d: text_of(d, game_id, ".pv")
                         and eval_points(d, game_id) >= 1)
             first_pv, first_points = text_of(browser, game_id, ".pv"), eval_points(browser,

@@ -91,8 +91,8 @@ async def test_page_metrics_and_health_agree_with_the_sandbox(tmp_path: Path) ->
             for ply, uci in enumerate(("e2e4", "d2d4")):
                 assert await post_as(server, mallory,
                                      f"/api/board/game/{mallory_game}/move/{uci}") == 200
-                await wait_for(lambda ply=ply: len(server.game_record(mallory_game).moves)
-                               >= 2 * ply + 2)
+                await wait_for(lambda: len(server.game_record(mallory_game).moves)
+                               >= 2 * ply + 2)  # noqa: B023
                 if ply == 0:
                     await say(server, mallory, mallory_game, HOSTILE)
             assert await post_as(server, mallory,
@@ -157,6 +157,7 @@ async def test_page_metrics_and_health_agree_with_the_sandbox(tmp_path: Path) ->
             == sum(bot_result(r) == result for r in ended)
     assert value("kibitz_challenges", "kibitz_challenges_total", decision="accepted") == 2
     declined_key = server.lobby.challenges[declined].decline_key
+    assert declined_key is not None
     assert value("kibitz_challenges", "kibitz_challenges_total", decision="declined") \
         == value("kibitz_challenges", "kibitz_challenges_total", decision="declined",
                  reason=declined_key) == 1
