@@ -21,6 +21,9 @@ from engine.timeman import GoLimits, TimeBudget
 
 DEFAULT_DEPTH = 10
 BENCH_HASH_MB = 16
+# BENCH_FENS from this index on are the end games (tools.bench.uci_speed reports them apart:
+# a net costs the same at every node, a hand-written evaluation less as pieces leave)
+BENCH_ENDGAMES_FROM = 26
 
 BENCH_FENS: tuple[str, ...] = (
     # openings and early middle games

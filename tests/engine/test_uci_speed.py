@@ -7,7 +7,7 @@ import sys
 import chess
 import pytest
 
-from engine.bench import BENCH_FENS
+from engine.bench import BENCH_ENDGAMES_FROM, BENCH_FENS
 from tools.bench import uci_speed
 from tools.common.engines import EngineSpec, resolve_engine
 
@@ -67,6 +67,25 @@ def test_the_summary_averages_each_engines_rounds() -> None:
         "a: 200,000 nodes/s (1.00x a), mean depth 6.00",
         "b: 100,000 nodes/s (0.50x a), mean depth 5.00",
     ]
+
+
+def test_the_end_games_are_summed_apart_from_the_rest() -> None:
+    # an engine twice as fast as another in the end games only
+    ending = range(BENCH_ENDGAMES_FROM, len(BENCH_FENS))
+    fast = _run("fast", {i: uci_speed.Search(200, 1, 5, mate=False) for i in ending})
+    plain = _run("plain", {BENCH_ENDGAMES_FROM: uci_speed.Search(100, 1, 5, mate=True)})
+    positions = uci_speed.without_mates([fast, plain])
+    parts = dict(uci_speed.by_phase(positions))
+    assert parts == {
+        "openings and middle games": tuple(range(BENCH_ENDGAMES_FROM)),
+        "end games": tuple(range(BENCH_ENDGAMES_FROM + 1, len(BENCH_FENS))),  # no mate
+    }
+    assert uci_speed.summary([plain, fast], parts["openings and middle games"])[1] == \
+        "fast: 100,000 nodes/s (1.00x plain), mean depth 5.00"
+    assert uci_speed.summary([plain, fast], parts["end games"])[1] == \
+        "fast: 200,000 nodes/s (2.00x plain), mean depth 5.00"
+    assert uci_speed.by_phase(tuple(range(BENCH_ENDGAMES_FROM))) == [
+        ("openings and middle games", tuple(range(BENCH_ENDGAMES_FROM)))]
 
 
 def test_no_position_left_without_a_mate_is_refused_by_name() -> None:

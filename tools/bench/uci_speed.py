@@ -11,6 +11,10 @@ that last line, averaged over the positions, says how far an engine's tree reach
 same time; it compares builds of one engine, not engines, whose depths count differently
 (internal iterative reduction alone makes a nominal ply cheaper).
 
+The summary of all rounds is repeated for the openings and middle games and for the end games
+alone (``BENCH_ENDGAMES_FROM``): a learned evaluation costs the same at every node while a
+hand-written one gets cheaper as pieces leave the board, so the two parts differ.
+
 Both figures leave out every position that any engine scored as a mate in any round: there
 one engine stops at once (Kibitz, with plies to spare) where another searches on to its
 maximum depth (Ethereal reports 127) at the speed of a near-empty board, so neither its speed
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 import chess
 import chess.engine
 
-from engine.bench import BENCH_FENS
+from engine.bench import BENCH_ENDGAMES_FROM, BENCH_FENS
 from tools.common.engines import EngineSpec, check_installed, open_engine, resolve_engine
 
 DEFAULT_ENGINES = ("kibitz", "ethereal-chess")
@@ -93,6 +97,14 @@ def measure(spec: EngineSpec, movetime_ms: int, hash_mb: int) -> Run:
     return Run(spec.name, tuple(searches))
 
 
+def by_phase(positions: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
+    """``positions`` split into the bench's openings and middle games and its end games
+    (``BENCH_ENDGAMES_FROM``), each part with its label; a part left empty is left out."""
+    parts = [("openings and middle games", tuple(i for i in positions if i < BENCH_ENDGAMES_FROM)),
+             ("end games", tuple(i for i in positions if i >= BENCH_ENDGAMES_FROM))]
+    return [(label, part) for label, part in parts if part]
+
+
 def summary(runs: Sequence[Run], positions: Sequence[int]) -> list[str]:
     """One line per engine: its nodes/s and mean depth over ``positions``, averaged over its
     runs, and its speed against the first engine's."""
@@ -143,6 +155,10 @@ def main() -> None:
           "a mate score in any:")
     for line in summary(runs, positions):
         print(f"  {line}")
+    for label, part in by_phase(positions):
+        print(f"{label}, {len(part)} of those positions:")
+        for line in summary(runs, part):
+            print(f"  {line}")
 
 
 if __name__ == "__main__":
