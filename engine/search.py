@@ -533,8 +533,6 @@ def _negamax(
             reduction += min(
                 (static_eval - beta) // NULL_MOVE_EVAL_DIVISOR_CP, NULL_MOVE_EVAL_MAX_EXTRA
             )
-            if net_meta[NM_ENABLED] != 0:
-                nnue.ensure(board, stack, row, net16, net_meta, acc)  # the null row reads it
             make_null(board, stack, keys, meta)
             ply_moves[ply] = NO_CONT
             score = -_negamax(
@@ -636,8 +634,8 @@ def _negamax(
         ):
             continue
         ply_moves[ply] = idx
-        if net_meta[NM_ENABLED] != 0:
-            nnue.ensure(board, stack, row, net16, net_meta, acc)  # the child's are made from it
+        # This row's accumulators are up to date already: the root's are refreshed, and the
+        # loop below makes every full-width child's at once (a null row reads its parent's).
         make_move(board, stack, keys, meta, move)
         gives_check = in_check(board, stack, meta)
         # Futility pruning: a quiet move cannot lift a hopeless static score to alpha.
