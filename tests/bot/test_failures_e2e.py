@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 import sys
@@ -371,7 +372,7 @@ async def assert_no_engine_left_searching(log_dir: Path, *, bot_stopped: bool) -
     for pid, talk, started in engines:
         played = any(s.position != WARM_UP_POSITION for s in talk.searches)
         if bot_stopped and not played and not started:
-            await wait_for(lambda pid=pid: gone(pid))  # type: ignore[misc]
+            await wait_for(functools.partial(gone, pid))
         elif played or bot_stopped:
             assert talk.quit and talk.exited, f"an engine still running: {talk}"
 

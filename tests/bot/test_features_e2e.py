@@ -243,7 +243,9 @@ book: {{enabled: true, books: {{standard: ["{book}"]}}, selection: best_move}}
     assert all(node.clock() is not None for node in game.mainline())
     assert chat.moves[0] == "g1f3"  # from the configured book
     chat_pgn = read_games(games_dir / f"{chat_id}.pgn")[0]
-    assert "book" in chat_pgn.next().comment  # type: ignore[union-attr]
+    first = chat_pgn.next()
+    assert first is not None
+    assert "book" in first.comment
     assert chat_pgn.headers["Result"] == "1-0" and chat_pgn.headers["Termination"] == "Normal"
     assert "(" in (games_dir / f"{chat_id}.pgn").read_text(), "no PV variation in the PGN"
     assert "[%eval" in (games_dir / f"{resign_id}.pgn").read_text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TypedDict
 
 import chess
 import pytest
@@ -163,17 +164,24 @@ async def test_a_bot_play_token_answers_queued_challenges_and_a_rematch(
             server.end_game(game.id, "draw")
 
 
+class ChallengeRules(TypedDict, total=False):
+    """The challenge rules a case changes from the test config's."""
+
+    accept_humans: bool
+    min_rating: int | None
+
+
 @pytest.mark.parametrize(("rules", "expect"), [({}, "accepted"),
                                                ({"accept_humans": False}, "onlybot"),
                                                ({"min_rating": 1000}, "generic")])
 async def test_an_anonymous_challenge_is_judged_like_any_other(
-        tmp_path: Path, rules: dict[str, object], expect: str) -> None:
+        tmp_path: Path, rules: ChallengeRules, expect: str) -> None:
     """lila's challenge JSON has `"challenger": null` for a player who is not logged in:
     the policy judges it (a person with no rating), it is never left unanswered."""
     quiet_logs()
     config = make_config(tmp_path)
     config = dataclasses.replace(config, challenge=dataclasses.replace(
-        config.challenge, **rules))  # type: ignore[arg-type]
+        config.challenge, **rules))
     async with SandboxServer(keepalive_s=0.5) as server:
         server.add_anonymous("anon1")
         async with running_bot(server, config):

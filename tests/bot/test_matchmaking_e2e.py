@@ -5,6 +5,7 @@ giving way to an incoming one."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -59,6 +60,11 @@ def seed_recent_games(tmp_path: Path, *opponents: str) -> None:
     (state / "opponents.json").write_text(json.dumps({"games": games, "bots": []}))
 
 
+def nth_accepted(server: SandboxServer, n: int) -> bool:
+    """The bot has sent `n` challenges and the last was accepted."""
+    return len(ours(server)) == n and ours(server)[-1].status == "accepted"
+
+
 def match_state(tmp_path: Path) -> dict[str, object]:
     data = json.loads((tmp_path / "state" / "matchmaking.json").read_text())
     assert isinstance(data, dict)
@@ -72,8 +78,7 @@ async def test_idle_bot_challenges_an_online_bot_and_alternates_colours(tmp_path
         server.add_account("offline_bot", bot=True)  # no event stream: not online
         async with running_bot(server, matchmaking_config(tmp_path)):
             for played in (1, 2):
-                await wait_for(lambda n=played: len(ours(server)) == n  # type: ignore[misc]
-                               and ours(server)[-1].status == "accepted")
+                await wait_for(functools.partial(nth_accepted, server, played))
                 challenge = ours(server)[-1]
                 assert challenge.dest.id == "rival"
                 assert not challenge.request.rated
@@ -107,7 +112,9 @@ async def test_daily_bot_game_caps_theirs_skipped_ours_waited_out(
             await wait_for(lambda: match_state(tmp_path).get("paused_until", 0) != 0)
         state = match_state(tmp_path)
         day_s = 86400
-        assert abs(float(state["paused_until"]) - (time.time() + day_s)) < 120  # type: ignore[arg-type]
+        paused_until = state["paused_until"]
+        assert isinstance(paused_until, int | float)
+        assert abs(paused_until - (time.time() + day_s)) < 120
         assert state["pause_reason"] == "our bot games for today are used up"
         book = json.loads((tmp_path / "state" / "opponents.json").read_text())
         assert abs(book["bots_capped_until"] - (time.time() + day_s)) < 120

@@ -5,6 +5,7 @@ games' first 20 plies and winner is left unrated. With the memory the bot leaves
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import chess
 
 from bot.ops.config import Config, parse_config
+from sandbox.games import Game
 from sandbox.server import SandboxServer
 from tests.bot.e2e_support import BOT, quiet_logs, running_bot, wait_for
 
@@ -46,6 +48,11 @@ openings:
 """, "test config")
 
 
+def played_out(game: Game) -> bool:
+    """The game has reached PLIES plies, so the opponent may resign it."""
+    return len(game.uci_moves) >= PLIES
+
+
 async def rated_games(tmp_path: Path, *, memory: bool) -> SandboxServer:
     """Six rated games in alternating colours, each resigned by the opponent after PLIES
     plies; the sandbox they were played on."""
@@ -58,7 +65,7 @@ async def rated_games(tmp_path: Path, *, memory: bool) -> SandboxServer:
                 white, black = (BOT, OPPONENT) if ours == chess.WHITE else (OPPONENT, BOT)
                 game_id = await server.pair(white, black, 180, 2, rated=True)
                 game = server.game(game_id)
-                await wait_for(lambda game=game: len(game.uci_moves) >= PLIES)  # type: ignore[misc]
+                await wait_for(functools.partial(played_out, game))
                 server.end_game(game_id, "resign", "white" if ours == chess.WHITE else "black")
                 await run.done_with([game_id])
         return server

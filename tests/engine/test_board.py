@@ -148,7 +148,7 @@ def test_fen_error_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         Position.from_fen("not a fen")
     with pytest.raises(FenError, match="string"):
-        Position.from_fen(None)  # type: ignore[arg-type]
+        Position.from_fen(None)  # type: ignore[arg-type]  # a wrong type on purpose: refused
 
 
 def test_make_unmake_restores_everything() -> None:

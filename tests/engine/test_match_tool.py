@@ -143,14 +143,17 @@ def test_pair_index() -> None:
         pair_index(2.5)
 
 
-def _scripted_play(results: dict[int, str]) -> object:
+class _ScriptedPlay:
     """A stand-in for play_game returning engine1's result by game index; counts its calls."""
-    played: list[int] = []
 
-    def play(index: int, opening: Opening, engine1_white: bool, seats: tuple[Seat, Seat],
-             config: MatchConfig) -> GameResult:
-        played.append(index)
-        points = results.get(index, "draw")
+    def __init__(self, results: dict[int, str]) -> None:
+        self.results = results
+        self.played: list[int] = []
+
+    def __call__(self, index: int, opening: Opening, engine1_white: bool,
+                 seats: tuple[Seat, Seat], config: MatchConfig) -> GameResult:
+        self.played.append(index)
+        points = self.results.get(index, "draw")
         white_points = {"win": 1.0, "loss": 0.0, "draw": 0.5}[points]
         if not engine1_white:
             white_points = 1.0 - white_points
@@ -158,23 +161,20 @@ def _scripted_play(results: dict[int, str]) -> object:
         return GameResult(index, opening.name, engine1_white, result, "scripted",
                           chess.pgn.Game())
 
-    play.played = played  # type: ignore[attr-defined]
-    return play
-
 
 SPECS = (EngineSpec("a", ["a"], {}), EngineSpec("b", ["b"], {}))
 
 
 def test_sprt_stops_itself_at_the_upper_bound() -> None:
     # engine1 wins one game of each pair and draws the other: pair score 1.5 every time
-    play = _scripted_play({i: "win" for i in range(0, 10_000, 2)})
+    play = _ScriptedPlay({i: "win" for i in range(0, 10_000, 2)})
     spec = SprtSpec(0, 10, 0.05, 0.05)
     out = io.StringIO()
     tally = run_match(SPECS, load_openings(None), 10_000, CONFIG, 1, None, out=out, sprt=spec,
-                      play=play)  # type: ignore[arg-type]
+                      play=play)
     assert tally.verdict == "H1"
     assert tally.llr >= spec.upper_bound
-    assert tally.games == len(play.played) == tally.verdict_games  # type: ignore[attr-defined]
+    assert tally.games == len(play.played) == tally.verdict_games
     assert tally.games < 10_000 and tally.games % 2 == 0
     assert tally.pentanomial == [0, 0, 0, tally.games // 2, 0]
     # one pair fewer would not have crossed the bound: it stopped at the first pair that did
@@ -192,10 +192,10 @@ def test_sprt_stops_itself_at_the_lower_bound_with_mixed_pairs() -> None:
         kind = pair % 3
         results[2 * pair] = "loss" if kind < 2 else "draw"
         results[2 * pair + 1] = "loss" if kind == 0 else "draw"
-    play = _scripted_play(results)
+    play = _ScriptedPlay(results)
     spec = SprtSpec(0, 5, 0.05, 0.05)
     tally = run_match(SPECS, load_openings(None), 10_000, CONFIG, 2, None, out=io.StringIO(),
-                      sprt=spec, play=play)  # type: ignore[arg-type]
+                      sprt=spec, play=play)
     assert tally.verdict == "H0"
     assert tally.llr <= spec.lower_bound
     pairs = tally.pairs
@@ -205,10 +205,10 @@ def test_sprt_stops_itself_at_the_lower_bound_with_mixed_pairs() -> None:
 
 
 def test_sprt_without_verdict_stops_at_the_game_limit() -> None:
-    play = _scripted_play({})  # all draws: no evidence either way within 20 games
+    play = _ScriptedPlay({})  # all draws: no evidence either way within 20 games
     spec = SprtSpec(0, 5, 0.05, 0.05)
     tally = run_match(SPECS, load_openings(None), 20, CONFIG, 1, None, out=io.StringIO(),
-                      sprt=spec, play=play)  # type: ignore[arg-type]
+                      sprt=spec, play=play)
     assert tally.verdict is None and tally.games == 20
     assert tally.pentanomial == [0, 0, 10, 0, 0]
     assert "no verdict after 20 games" in sprt_report(tally, spec)

@@ -11,6 +11,7 @@ import pytest
 from engine.board import Position
 from engine.info import Iteration
 from engine.search import Searcher, SearchShape
+from engine.threads import SearchTables
 from engine.timeman import GoLimits, TimeBudget
 from tools.common.openings import random_opening
 
@@ -62,10 +63,11 @@ def test_without_listener_no_info_line_is_built_and_the_line_is_spelt_once(
     spelt = 0
     pv_text = Searcher._pv_text
 
-    def counted(self: Searcher, *args: object) -> object:
+    def counted(self: Searcher, position: Position,
+                t: SearchTables) -> tuple[list[int], tuple[str, ...]]:
         nonlocal spelt
         spelt += 1
-        return pv_text(self, *args)  # type: ignore[arg-type]
+        return pv_text(self, position, t)
 
     monkeypatch.setattr(Searcher, "_pv_text", counted)
     searcher = Searcher(HASH_MB)

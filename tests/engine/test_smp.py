@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import queue
 import random
 import subprocess
@@ -84,11 +85,12 @@ def test_threads_play_a_legal_move_in_random_positions(searcher: Searcher) -> No
     boards = random.Random(48).sample(random_boards(48, 20, False, 120), 200)
     for number, board in enumerate(boards):
         position = Position.from_fen(board.fen())
-        limits = GoLimits(nodes=1000 + 500 * (number % 5))
+        nodes = 1000 + 500 * (number % 5)
+        limits = GoLimits(nodes=nodes)
         iterations: list[Iteration] = []
         result = searcher.think(position, limits, UNLIMITED, time.monotonic(), iterations.append)
         _assert_legal_result(board, result)
-        assert result.nodes <= limits.nodes + searcher.threads * 1024  # type: ignore[operator]
+        assert result.nodes <= nodes + searcher.threads * 1024
         assert not searcher.pool.running and not _helpers_alive()
         if result.thread > 0:  # the helper's line is reported last, as the move played
             assert (iterations[-1].depth, iterations[-1].pv) == (result.depth, result.pv)
@@ -178,7 +180,7 @@ Keys = npt.NDArray[np.uint64]
 Moves = npt.NDArray[np.int64]
 
 
-@numba.njit(nogil=True)  # type: ignore[misc]
+@numba.njit(nogil=True)
 def _hammer(
     table: npt.NDArray[np.uint64], keys: Keys, moves: Moves, counts: Moves, seed: int,
     rounds: int, found: Moves,
@@ -264,10 +266,12 @@ def test_a_table_move_of_another_position_is_never_played() -> None:
 # -- the UCI side: stop, go, ponderhit, ucinewgame and quit with helpers ------------------------
 
 
-class _Sink:
-    """An output stream for an in-process engine that hands each line to the test."""
+class _Sink(io.StringIO):
+    """An output stream for an in-process engine that hands each line to the test (a
+    StringIO only to be the TextIO the engine takes: its own buffer is never written)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.lines: queue.Queue[str] = queue.Queue()
         self._partial = ""
 
@@ -293,7 +297,7 @@ class _Sink:
 
 def _engine_with_4_threads(sink: _Sink) -> UciEngine:
     """An in-process engine searching with 4 threads, whatever the cores of this machine."""
-    engine = UciEngine(sink)  # type: ignore[arg-type]
+    engine = UciEngine(sink)
     with pytest.MonkeyPatch.context() as patch:
         # Threads allows one per core; this machine may have fewer than 4
         patch.setattr("engine.uci.max_threads", lambda: 4)

@@ -78,7 +78,7 @@ def _retrieve(uri: str) -> Resource[Any]:
 
 @cache
 def _registry() -> Registry[Any]:
-    return Registry(retrieve=_retrieve)  # type: ignore[call-arg]
+    return Registry(retrieve=_retrieve)  # type: ignore[call-arg]  # mypy misses the attrs alias
 
 
 def _pointer(*parts: str) -> str:

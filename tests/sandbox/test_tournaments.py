@@ -7,7 +7,7 @@ from collections.abc import Callable
 import chess
 import pytest
 
-from sandbox.accounts import BOARD_PLAY, CHALLENGE_READ, TOURNAMENT_WRITE
+from sandbox.accounts import BOARD_PLAY, CHALLENGE_READ, TOURNAMENT_WRITE, Account
 from sandbox.server import SandboxServer
 from sandbox.timers import ManualClock
 from sandbox.tournaments import (
@@ -30,8 +30,14 @@ def online(sandbox: SandboxServer, *usernames: str) -> None:
         sandbox.lobby.hub.open_event_stream(name.lower())
 
 
+def _sheet() -> ArenaPlayer:
+    """A fresh sheet: the scoring never looks at the account, so any account will do."""
+    return ArenaPlayer(account=Account("player", "token", bot=False, scopes=frozenset()),
+                       rating=1500)
+
+
 def test_arena_sheet_scores_wins_draws_fire_and_berserk() -> None:
-    player = ArenaPlayer(account=None, rating=1500)  # type: ignore[arg-type]
+    player = _sheet()
     results = [(1.0, False), (1.0, False), (1.0, False), (0.5, False), (0.0, False),
                (1.0, True), (0.5, False)]
     points = [player.record(result, berserk, plies=40) for result, berserk in results]
@@ -48,7 +54,7 @@ def test_arena_sheet_scores_wins_draws_fire_and_berserk() -> None:
 def test_a_draw_after_a_draw_scores_only_in_a_long_game() -> None:
     """ArenaSheet.isDrawStreak (losses between the draws do not break the streak) and
     Pairing.longGame (60 plies in standard)."""
-    player = ArenaPlayer(account=None, rating=1500)  # type: ignore[arg-type]
+    player = _sheet()
     games = [(0.5, 40), (0.0, 40), (0.5, 40), (0.5, 60), (1.0, 40), (0.5, 59), (0.5, 59)]
     assert [player.record(result, plies=plies) for result, plies in games] == [
         1, 0, 0, 1, 2, 1, 0]

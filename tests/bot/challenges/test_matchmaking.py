@@ -157,6 +157,13 @@ def bot(name: str, rating: int | None = 1500, *, perf: str = "blitz",
     return entry
 
 
+def offer_to(mm: Matchmaker, bots: list[dict[str, Any]], now: float) -> Offer:
+    """The offer ``mm`` chooses among ``bots``, which there must be."""
+    offer = mm.choose(bots, now)
+    assert offer is not None
+    return offer
+
+
 @pytest.fixture
 async def client() -> AsyncIterator[Lichess]:
     lichess = Lichess("http://127.0.0.1:9", "token")
@@ -182,7 +189,7 @@ def matchmaker(tmp_path: Path, client: Lichess, *, blocked: frozenset[str] = fro
 
 
 async def test_the_idle_timer_wants_idle_s_of_unbroken_idleness(
-        tmp_path: Path, client: Lichess) -> None:
+        tmp_path: Path, client: Lichess, monkeypatch: pytest.MonkeyPatch) -> None:
     """Busy until 1 s and for one look at 2 s: idleness counts from 2.25 s, so the one
     challenge goes out at 2.25 + 2 s (the matchmaker looks every TICK_S = 0.25 s)."""
     stepped = SteppedTime(until_s=60.0)
@@ -197,7 +204,7 @@ async def test_the_idle_timer_wants_idle_s_of_unbroken_idleness(
         sent.set()
         await asyncio.Event().wait()  # the test ends the run here
 
-    mm.challenge_once = challenge_once  # type: ignore[method-assign, assignment]
+    monkeypatch.setattr(mm, "challenge_once", challenge_once)
     task = asyncio.create_task(mm.run())
     await asyncio.wait_for(sent.wait(), GUARD_S)
     task.cancel()
@@ -216,7 +223,7 @@ async def test_choose_keeps_to_the_rating_window_and_skips_who_it_must(
         bot("Shunned"), bot("Tired"), bot("Weak", 1499), bot("Strong", 1801),
         bot("Closed", disabled=True), bot("Right", 1800), bot("Fine", 1500),
     ]
-    picks = {mm.choose(online, now).opponent for _ in range(40)}  # type: ignore[union-attr]
+    picks = {offer_to(mm, online, now).opponent for _ in range(40)}
     assert picks == {"right", "fine"}
     offer = mm.choose([bot("Right", 1800)], now)
     assert offer is not None
@@ -231,7 +238,7 @@ async def test_an_opponent_at_its_daily_cap_is_skipped_in_every_time_control(
     mm = matchmaker(tmp_path, client, time_controls={"3+2": 1.0, "5+3": 1.0, "1+0": 1.0})
     now = time.time()
     mm.state.skip_for(capped_key("Capped"), 3600, now)
-    picks = {mm.choose([bot("Capped"), bot("Fresh")], now).opponent  # type: ignore[union-attr]
+    picks = {offer_to(mm, [bot("Capped"), bot("Fresh")], now).opponent
              for _ in range(30)}
     assert picks == {"fresh"}
     assert mm.choose([bot("Capped")], now) is None
@@ -244,7 +251,7 @@ async def test_choose_prefers_opponents_played_least_lately(tmp_path: Path,
     mm.book.engage("g1", "often", bot=True)
     mm.book.release("g1")
     online = [bot("Often"), bot("Seldom")]
-    assert {mm.choose(online, time.time()).opponent  # type: ignore[union-attr]
+    assert {offer_to(mm, online, time.time()).opponent
             for _ in range(20)} == {"seldom"}
     limited = dataclasses.replace(mm.config, challenge=dataclasses.replace(
         mm.config.challenge, max_recent_games_per_bot=1))
@@ -264,18 +271,18 @@ async def test_choose_uses_the_perf_of_the_drawn_variant(tmp_path: Path,
 
 async def test_colours_alternate(tmp_path: Path, client: Lichess) -> None:
     mm = matchmaker(tmp_path, client)
-    colors = [mm.choose([bot("Rival")], time.time()).color  # type: ignore[union-attr]
+    colors = [offer_to(mm, [bot("Rival")], time.time()).color
               for _ in range(4)]
     assert colors == ["white", "black", "white", "black"]
     mm_random = matchmaker(tmp_path / "other", client, color="random")
-    assert mm_random.choose([bot("Rival")], time.time()).color == "random"  # type: ignore[union-attr]
+    assert offer_to(mm_random, [bot("Rival")], time.time()).color == "random"
 
 
 async def test_variants_the_engine_does_not_play_are_never_offered(
         tmp_path: Path, client: Lichess) -> None:
     mm = matchmaker(tmp_path, client, variants={"atomic": 5.0, "crazyhouse": 1.0})
     mm.playable = lambda: frozenset({"standard", "crazyhouse"})
-    offers = {mm.choose([bot("Rival")], time.time()).variant  # type: ignore[union-attr]
+    offers = {offer_to(mm, [bot("Rival")], time.time()).variant
               for _ in range(10)}
     assert offers == {"crazyhouse"}
     mm.playable = lambda: frozenset({"standard"})

@@ -26,7 +26,7 @@ def test_every_field_of_a_full_info_lands_typed_with_its_unit() -> None:
     pv.append(chess.Move.from_uci("g1f3"))  # the engine's list is not shared
     assert line.pv == E4_E5
     with pytest.raises(dataclasses.FrozenInstanceError):
-        line.depth = 15  # type: ignore[misc]
+        line.depth = 15  # type: ignore[misc]  # on purpose: the line is frozen
 
 
 def test_missing_fields_stay_unknown() -> None:
@@ -67,5 +67,7 @@ def test_a_bound_score_is_kept_as_the_score(bound: str) -> None:
     score = chess.engine.PovScore(chess.engine.Cp(55), chess.WHITE)
     info: chess.engine.InfoDict = {"depth": 8, "score": score, "pv": list(E4_E5)}
     exact = SearchLine.from_info(info)
-    flagged = SearchLine.from_info({**info, bound: True})  # type: ignore[misc]
+    # python-chess sets the bound flags at runtime (_parse_uci_info); InfoDict omits them
+    flagged = SearchLine.from_info(
+        {**info, bound: True})  # type: ignore[misc]  # a key InfoDict does not declare
     assert flagged == exact and flagged.score == score

@@ -79,11 +79,11 @@ def test_a_kibitz_line_reads_the_same_from_the_engine_s_info() -> None:
     # python-chess sets these bound flags at runtime (_parse_uci_info) but its InfoDict does
     # not declare them, so the keys it really sends cannot be typed.
     lower: chess.engine.InfoDict = {
-        "depth": 9, "score": white(31), "lowerbound": True,  # type: ignore[typeddict-unknown-key]
-        "pv": pv}
+        "depth": 9, "score": white(31), "pv": pv,
+        "lowerbound": True}  # type: ignore[typeddict-unknown-key]  # python-chess sends it
     upper: chess.engine.InfoDict = {
-        "depth": 9, "score": white(31), "upperbound": True,  # type: ignore[typeddict-unknown-key]
-        "pv": pv}
+        "depth": 9, "score": white(31), "pv": pv,
+        "upperbound": True}  # type: ignore[typeddict-unknown-key]  # python-chess sends it
     for bound in (lower, upper):
         assert kibitz_line(chess.Board(), SearchLine.from_info(bound)) == \
             "depth 9 | eval +0.31 | PV 1. a3 a6"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import chess
 import pytest
@@ -28,7 +29,8 @@ from bot.lichess.events import (
     parse_game_event,
 )
 
-GAME_START = {"type": "gameStart", "game": {
+# JSON as the stream decodes it: any value under any key.
+GAME_START: dict[str, Any] = {"type": "gameStart", "game": {
     "fullId": "0FgNPGRzhDaW", "gameId": "0FgNPGRz", "fen": "startpos", "color": "white",
     "lastMove": "", "source": "friend", "status": {"id": 20, "name": "started"},
     "variant": {"key": "standard", "name": "Standard"}, "speed": "blitz", "perf": "blitz",
@@ -55,13 +57,13 @@ def test_event_stream_lines() -> None:
     assert start.game.status == "started" and start.game.opponent_name == "Aaron"
     assert start.game.opponent_rating == 776  # the engine rules' rating conditions read it
     finish = parse_event({**GAME_START, "type": "gameFinish",
-                          "game": {**GAME_START["game"],  # type: ignore[dict-item]
+                          "game": {**GAME_START["game"],
                                    "status": {"id": 31, "name": "resign"}, "winner": "black"}})
     assert isinstance(finish, GameFinish) and finish.game.winner == "black"
     # lila Namer: a titled opponent is "TITLE name", one not logged in "Anon.".
     for shown, name in (("BOT Sparring", "Sparring"), ("GM Aaron", "Aaron"),
                         ("Anon.", "Anon."), ("Botvinnik", "Botvinnik")):
-        game = {**GAME_START["game"], "opponent": {"id": None, "username": shown}}  # type: ignore[dict-item]
+        game = {**GAME_START["game"], "opponent": {"id": None, "username": shown}}
         titled = parse_event({**GAME_START, "game": game})
         assert isinstance(titled, GameStart) and titled.game.opponent_name == name
         assert titled.game.opponent_rating is None
@@ -166,6 +168,6 @@ def test_an_arena_game_carries_its_tournament_id() -> None:
     """lila's GameEventInfo adds `tournamentId` for an arena game (and nothing otherwise)."""
     plain = parse_event(GAME_START)
     assert isinstance(plain, GameStart) and plain.game.tournament_id is None
-    arena = parse_event({**GAME_START, "game": {**GAME_START["game"],  # type: ignore[dict-item]
+    arena = parse_event({**GAME_START, "game": {**GAME_START["game"],
                                                 "source": "arena", "tournamentId": "x3Gk2Lp"}})
     assert isinstance(arena, GameStart) and arena.game.tournament_id == "x3Gk2Lp"

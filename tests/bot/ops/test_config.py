@@ -206,9 +206,9 @@ def test_partial_sections_keep_the_other_defaults() -> None:
 def test_config_is_frozen_and_hashless_mappings_are_read_only() -> None:
     config = Config()
     with pytest.raises(dataclasses.FrozenInstanceError):
-        config.url = "http://example.org"  # type: ignore[misc]
+        config.url = "http://example.org"  # type: ignore[misc]  # on purpose: frozen
     with pytest.raises(TypeError):
-        config.engine.options["Hash"] = 1  # type: ignore[index]
+        config.engine.options["Hash"] = 1  # type: ignore[index]  # on purpose: read-only
 
 
 def test_the_readme_documents_every_key_with_its_default() -> None:

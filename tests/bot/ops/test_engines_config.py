@@ -51,7 +51,7 @@ def test_the_example_is_read_into_typed_entries_and_rules() -> None:
         EngineRuleConfig("bullet", speeds=("bullet",), rated=True, bot=False),
     )
     with pytest.raises(TypeError):
-        engines.entries["x"] = EngineConfig()  # type: ignore[index]
+        engines.entries["x"] = EngineConfig()  # type: ignore[index]  # on purpose: read-only
 
 
 def test_dump_round_trips() -> None:
