@@ -1,4 +1,5 @@
-"""Shared helpers of the engine tests: perft suites, python-chess oracles, random games."""
+"""Shared helpers of the engine tests: perft suites, python-chess oracles, random games,
+small random nets."""
 
 from __future__ import annotations
 
@@ -8,14 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import chess
+import numpy as np
+import numpy.typing as npt
 import pytest
 
+from engine import nnue
 from engine.board import Position
 from engine.constants import KING, PAWN, S_EG, S_KING, S_MG, S_NPM, S_PAWN_MAT, S_PHASE
 from engine.psqt import MATERIAL_BY_CODE, PHASE_BY_CODE, PST_EG, PST_MG
 from tests.engine.uci_process import UciProcess
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,47 @@ def random_boards(seed: int, games: int, chess960: bool, max_plies: int) -> list
             if board.is_insufficient_material() or board.halfmove_clock >= 100:
                 break
     return boards
+
+
+def random_net_bytes(
+    seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1
+) -> tuple[bytes, dict[str, FloatArray]]:
+    """A small net file with seeded random float weights, quantised as the trainer does, and
+    its quantised layers (``w1``, ``b1``, ``w2``, ``b2``; output weights are (buckets, 2N),
+    each bucket's own) for scoring by hand."""
+    rng = np.random.default_rng(seed)
+    w1 = rng.uniform(-0.25, 0.25, size=(nnue.FEATURES, hidden))
+    b1 = rng.uniform(0.0, 0.5, size=hidden)
+    w2 = rng.uniform(-1.5, 1.5, size=(buckets, 2 * hidden))
+    b2 = rng.uniform(-0.1, 0.1, size=buckets)
+    qa, qb = 255, 64
+    q = {
+        "w1": np.round(w1 * qa), "b1": np.round(b1 * qa), "w2": np.round(w2 * qb),
+        "b2": np.round(b2 * qa * qb),
+    }
+    out_weights, out_bias = (q["w2"], q["b2"]) if buckets > 1 else (q["w2"][0], int(q["b2"][0]))
+    data = nnue.encode_net(q["w1"], q["b1"], out_weights, out_bias, activation=activation,
+                           qa=qa, qb=qb, scale=400)
+    return data, q
+
+
+@dataclass(frozen=True)
+class RandomNet:
+    """A random net as written to its file and read back: the file's bytes, the quantised
+    layers and the loaded net."""
+
+    data: bytes
+    q: dict[str, FloatArray]
+    net: nnue.Net
+
+
+def random_net(
+    path: Path, seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1
+) -> RandomNet:
+    """``random_net_bytes`` written to ``path`` and loaded from it."""
+    data, q = random_net_bytes(seed, hidden, activation, buckets)
+    path.write_bytes(data)
+    return RandomNet(data, q, nnue.load_net(path))
 
 
 @pytest.fixture(scope="module")

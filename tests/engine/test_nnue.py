@@ -32,9 +32,8 @@ from engine.psqt import MG_VALUE
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
 from engine.uci import UciEngine
+from tests.engine.conftest import FloatArray, random_net, random_net_bytes
 from tests.engine.uci_process import UciProcess
-
-FloatArray = npt.NDArray[np.float64]
 
 # start positions rich in castling (both wings, chess960 set-ups), en passant and promotions
 SPECIAL_FENS = (
@@ -42,26 +41,6 @@ SPECIAL_FENS = (
     "r3k2r/1P4p1/8/2pP4/8/8/1p4P1/R3K2R w KQkq c6 0 1",
     "4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
 )
-
-
-def _net_bytes(
-    rng: np.random.Generator, hidden: int, activation: int, buckets: int = 1
-) -> tuple[bytes, dict[str, FloatArray]]:
-    """A small net with random float weights, quantised as the trainer does; its output
-    weights are (buckets, 2N), each bucket's own."""
-    w1 = rng.uniform(-0.25, 0.25, size=(nnue.FEATURES, hidden))
-    b1 = rng.uniform(0.0, 0.5, size=hidden)
-    w2 = rng.uniform(-1.5, 1.5, size=(buckets, 2 * hidden))
-    b2 = rng.uniform(-0.1, 0.1, size=buckets)
-    qa, qb = 255, 64
-    q = {
-        "w1": np.round(w1 * qa), "b1": np.round(b1 * qa), "w2": np.round(w2 * qb),
-        "b2": np.round(b2 * qa * qb),
-    }
-    out_weights, out_bias = (q["w2"], q["b2"]) if buckets > 1 else (q["w2"][0], int(q["b2"][0]))
-    data = nnue.encode_net(q["w1"], q["b1"], out_weights, out_bias, activation=activation,
-                           qa=qa, qb=qb, scale=400)
-    return data, q
 
 
 def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int) -> float:
@@ -91,10 +70,8 @@ def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int) -> float:
 
 @pytest.mark.parametrize("activation", [nnue.ACT_CRELU, nnue.ACT_SCRELU])
 def test_a_tiny_net_scores_as_computed_by_hand(tmp_path: Path, activation: int) -> None:
-    data, q = _net_bytes(np.random.default_rng(7), 8, activation)
-    path = tmp_path / "tiny.nnue"
-    path.write_bytes(data)
-    net = nnue.load_net(path)
+    tiny = random_net(tmp_path / "tiny.nnue", seed=7, hidden=8, activation=activation)
+    net, q = tiny.net, tiny.q
     assert net.hidden == 8 and len(net.hash) == 8
     # pawns on both sides: never shrunk as drawish (see the test below)
     fens = [chess.STARTING_FEN, *SPECIAL_FENS, "4k3/4p3/8/8/8/8/4P3/3QK3 b - - 0 1"]
@@ -137,11 +114,10 @@ def test_a_net_is_written_with_the_declared_quantisation_unless_told(tmp_path: P
 def test_a_bucketed_net_scores_each_position_with_its_buckets_weights(
     tmp_path: Path, activation: int
 ) -> None:
-    data, q = _net_bytes(np.random.default_rng(23), 8, activation, buckets=8)
-    path = tmp_path / "buckets.nnue"
-    path.write_bytes(data)
-    net = nnue.load_net(path)
-    assert net.buckets == 8 and data[8:12] == nnue.FORMAT_VERSION.to_bytes(4, "little")
+    made = random_net(tmp_path / "buckets.nnue", seed=23, hidden=8, activation=activation,
+                      buckets=8)
+    net, q = made.net, made.q
+    assert net.buckets == 8 and made.data[8:12] == nnue.FORMAT_VERSION.to_bytes(4, "little")
     used = set()
     for fen in BUCKET_FENS:
         _, learned = nnue.static_scores(Position.from_fen(fen), net)
@@ -156,11 +132,9 @@ def test_a_net_split_into_equal_buckets_scores_as_the_net_and_writes_back_the_sa
 ) -> None:
     """One output layer copied into every bucket changes no score (what the trainer starts a
     bucketed model from), and ``layers`` reads back what ``encode_net`` wrote."""
-    data, q = _net_bytes(np.random.default_rng(29), 16, nnue.ACT_SCRELU)
-    single = tmp_path / "single.nnue"
-    single.write_bytes(data)
-    net = nnue.load_net(single)
-    assert net.buckets == 1 and data[8:12] == (1).to_bytes(4, "little")
+    single = random_net(tmp_path / "single.nnue", seed=29, hidden=16)
+    net, q = single.net, single.q
+    assert net.buckets == 1 and single.data[8:12] == (1).to_bytes(4, "little")
     w1, b1, w2, b2 = nnue.layers(net)
     assert w2.shape == (1, 32) and b2.tolist() == [int(q["b2"][0])]
     split = tmp_path / "split.nnue"
@@ -220,10 +194,7 @@ def test_in_a_variant_the_net_score_gets_the_variant_term(
     """The net knows only chess: in three-check and king of the hill its score gets the same
     variant term the hand-written evaluation adds to its own.  Where the net does not play
     the variant (``NET_PLAYS_VARIANT``), ``eval`` shows the hand-written score alone."""
-    data, _ = _net_bytes(np.random.default_rng(11), 8, nnue.ACT_SCRELU)
-    path = tmp_path / "tiny.nnue"
-    path.write_bytes(data)
-    net = nnue.load_net(path)
+    net = random_net(tmp_path / "tiny.nnue", seed=11, hidden=8).net
     chess_position = Position.from_fen(" ".join(part for part in fen.split() if "+" not in part))
     variant_position = Position.from_fen(fen, variant=variant)
     term = nnue.static_scores(variant_position, net)[0] - nnue.static_scores(chess_position,
@@ -256,9 +227,8 @@ def test_the_net_score_shrinks_in_drawish_pawnless_endgames(tmp_path: Path) -> N
     net_path = tmp_path / "tiny.nnue"
     shrunk_seen = kept_seen = 0
     for seed in range(6):  # random nets favour either side; both outcomes must be seen
-        data, q = _net_bytes(np.random.default_rng(100 + seed), 8, nnue.ACT_SCRELU)
-        net_path.write_bytes(data)
-        net = nnue.load_net(net_path)
+        made = random_net(net_path, seed=100 + seed, hidden=8)
+        net, q = made.net, made.q
         for fen in ("4k3/8/8/8/8/8/8/3NK3 w - - 0 1", "3bk3/8/8/8/8/8/8/3RK3 b - - 0 1",
                     "4k3/8/8/8/8/8/8/2NNK3 w - - 0 1", "4k3/8/8/8/8/8/4P3/3NK3 b - - 0 1",
                     "2nnk3/8/8/8/8/8/8/3QK3 w - - 0 1", "4k3/4p3/8/8/8/8/4P3/3NK3 w - - 0 1",
@@ -292,10 +262,7 @@ def _kind(move: int) -> str:
 
 
 def test_incremental_accumulators_equal_a_refresh_after_every_move(tmp_path: Path) -> None:
-    data, _ = _net_bytes(np.random.default_rng(11), 16, nnue.ACT_SCRELU)
-    path = tmp_path / "n.nnue"
-    path.write_bytes(data)
-    net = nnue.load_net(path)
+    net = random_net(tmp_path / "n.nnue", seed=11, hidden=16).net
     acc = nnue.new_accumulators(net.hidden)
     fresh = nnue.new_accumulators(net.hidden)
     rng = random.Random(2027)
@@ -339,10 +306,9 @@ def test_incremental_accumulators_equal_a_refresh_after_every_move(tmp_path: Pat
 def test_the_int32_output_sums_equal_the_int64_ones(tmp_path: Path) -> None:
     """Nets whose SCReLU sums cannot leave int32 sum in int32; the int64 sums of the same
     net agree everywhere, and a net with output weights too large for int32 sums uses int64."""
-    data, q = _net_bytes(np.random.default_rng(17), 32, nnue.ACT_SCRELU)
     path = tmp_path / "n.nnue"
-    path.write_bytes(data)
-    net = nnue.load_net(path)
+    made = random_net(path, seed=17, hidden=32)
+    net, q = made.net, made.q
     assert net.net_meta[nnue.NM_SUMS_FIT_INT32] == 1
     wide_meta = net.net_meta.copy()
     wide_meta[nnue.NM_SUMS_FIT_INT32] = 0
@@ -369,10 +335,7 @@ def test_the_int32_output_sums_equal_the_int64_ones(tmp_path: Path) -> None:
 
 
 def test_search_with_a_net_is_deterministic_and_refreshes_at_the_root(tmp_path: Path) -> None:
-    data, _ = _net_bytes(np.random.default_rng(3), 16, nnue.ACT_SCRELU)
-    path = tmp_path / "n.nnue"
-    path.write_bytes(data)
-    net = nnue.load_net(path)
+    net = random_net(tmp_path / "n.nnue", seed=3, hidden=16).net
     results = []
     for _ in range(2):
         searcher = Searcher(1)
@@ -393,11 +356,8 @@ def test_a_variant_the_net_does_not_play_is_searched_as_without_a_net(
     """Node for node the hand-written search, and no accumulator is updated (none is read)."""
     if params.NET_PLAYS_VARIANT[variant]:
         pytest.skip("the net plays this variant")
-    data, _ = _net_bytes(np.random.default_rng(5), 16, nnue.ACT_SCRELU)
-    path = tmp_path / "n.nnue"
-    path.write_bytes(data)
     results = []
-    for net in (None, nnue.load_net(path)):
+    for net in (None, random_net(tmp_path / "n.nnue", seed=5, hidden=16).net):
         searcher = Searcher(1)
         searcher.set_net(net)
         results.append(searcher.think(Position.from_fen(OPENING_FEN, variant=variant),
@@ -411,7 +371,7 @@ def test_a_variant_the_net_does_not_play_is_searched_as_without_a_net(
 
 
 def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
-    good, _ = _net_bytes(np.random.default_rng(1), 4, nnue.ACT_CRELU)
+    good, _ = random_net_bytes(seed=1, hidden=4, activation=nnue.ACT_CRELU)
     files = {
         "missing": (tmp_path / "absent.nnue", "cannot be read"),
         "truncated": (tmp_path / "short.nnue", "truncated"),
@@ -431,7 +391,7 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     # a header claiming N=5 over N=4's weights: the wrong shape
     files["shape"][0].write_bytes(good[:12] + (5).to_bytes(4, "little") + good[16:])
     files["activation"][0].write_bytes(good[:16] + (7).to_bytes(4, "little") + good[20:])
-    bucketed, _ = _net_bytes(np.random.default_rng(1), 4, nnue.ACT_CRELU, buckets=4)
+    bucketed, _ = random_net_bytes(seed=1, hidden=4, activation=nnue.ACT_CRELU, buckets=4)
     files["one bucket"][0].write_bytes(bucketed[:32] + (1).to_bytes(4, "little") + bucketed[36:])
     files["buckets"][0].write_bytes(bucketed[:32] + (17).to_bytes(4, "little") + bucketed[36:])
     # 4 buckets' weights under a header of 3
@@ -448,9 +408,8 @@ def test_unusable_net_files_are_refused_with_the_reason(tmp_path: Path) -> None:
 
 
 def test_uci_eval_file_loads_refuses_and_falls_back(tmp_path: Path) -> None:
-    data, _ = _net_bytes(np.random.default_rng(5), 8, nnue.ACT_SCRELU)
     good = tmp_path / "good.nnue"
-    good.write_bytes(data)
+    good.write_bytes(random_net_bytes(seed=5, hidden=8)[0])
     bad = _bad_files(tmp_path)["truncated"][0]
     engine = UciProcess()
     try:
@@ -487,11 +446,11 @@ def test_feature_index_mirrors_for_black() -> None:
 
 def test_a_net_read_once_is_shared_until_its_file_changes(tmp_path: Path) -> None:
     path = tmp_path / "shared.nnue"
-    path.write_bytes(_net_bytes(np.random.default_rng(2), 4, nnue.ACT_CRELU)[0])
+    path.write_bytes(random_net_bytes(seed=2, hidden=4, activation=nnue.ACT_CRELU)[0])
     first = nnue.net_for(path)
     assert nnue.net_for(str(path)) is first  # what a forked game finds in the host's memory
     assert not first.net16.flags.writeable
-    path.write_bytes(_net_bytes(np.random.default_rng(3), 6, nnue.ACT_CRELU)[0])
+    path.write_bytes(random_net_bytes(seed=3, hidden=6, activation=nnue.ACT_CRELU)[0])
     assert nnue.net_for(path).hidden == 6
 
 
@@ -500,9 +459,7 @@ def test_a_default_net_is_found_by_name_and_a_missing_one_leaves_the_hand_writte
 ) -> None:
     shipped = tmp_path / "nets"
     shipped.mkdir()
-    data, _ = _net_bytes(np.random.default_rng(5), 8, nnue.ACT_SCRELU)
-    (shipped / "shipped.nnue").write_bytes(data)
-    net = nnue.load_net(shipped / "shipped.nnue")
+    net = random_net(shipped / "shipped.nnue", seed=5, hidden=8).net
     monkeypatch.setattr(nnue, "NETS_DIR", shipped)
     monkeypatch.chdir(tmp_path)  # the bare name is not in the working directory
     assert nnue.resolve_eval_file("shipped.nnue") == shipped / "shipped.nnue"

@@ -12,7 +12,8 @@ import numpy as np
 from engine import nnue
 from engine.board import Position, make_null
 from engine.constants import M_PLY, NULL_MOVE, S_ACC, S_MOVE, StackArray
-from tests.engine.test_nnue import SPECIAL_FENS, _net_bytes
+from tests.engine.conftest import random_net
+from tests.engine.test_nnue import SPECIAL_FENS
 
 
 def _source(stack: StackArray, row: int) -> int:
@@ -23,10 +24,7 @@ def _source(stack: StackArray, row: int) -> int:
 
 
 def test_rows_made_when_read_equal_a_refresh_down_and_back_up(tmp_path: Path) -> None:
-    data, _ = _net_bytes(np.random.default_rng(5), 16, nnue.ACT_SCRELU)
-    path = tmp_path / "n.nnue"
-    path.write_bytes(data)
-    net = nnue.load_net(path)
+    net = random_net(tmp_path / "n.nnue", seed=5, hidden=16).net
     acc = nnue.new_accumulators(net.hidden)
     fresh = nnue.new_accumulators(net.hidden)
     rng = random.Random(2028)
