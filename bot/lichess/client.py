@@ -36,7 +36,7 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import quote
 
 import aiohttp
@@ -346,6 +346,24 @@ class RequestTally:
         while self._recent and self._recent[0] < since:
             self._recent.popleft()
         return len(self._recent)
+
+
+class Commands(Protocol):
+    """What a part that only sends commands needs of the client (`Lichess.request`): the
+    arena desk takes this, so that a test's fake answers it without a connection."""
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        kind: str,
+        data: Mapping[str, str] | str | None = None,
+        params: Mapping[str, str] | None = None,
+        deadline_s: float | None = None,
+        priority: Priority = Priority.COMMAND,
+        optional: bool = False,
+    ) -> Any: ...
 
 
 class Lichess:

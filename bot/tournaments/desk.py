@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
-from bot.lichess.client import AuthError, Lichess, RateLimited, RequestError, Unavailable
+from bot.lichess.client import AuthError, Commands, RateLimited, RequestError, Unavailable
 from bot.lichess.events import GameInfo
 from bot.ops.config import ArenaEntry, TournamentsConfig
 from bot.tournaments.control import ControlDir, TournamentCommand
@@ -112,7 +112,7 @@ class ArenaState:
 class ArenaDesk:
     """The arenas of one running bot."""
 
-    def __init__(self, config: TournamentsConfig, client: Lichess, username: str, *,
+    def __init__(self, config: TournamentsConfig, client: Commands, username: str, *,
                  control: ControlDir | None = None,
                  on_change: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.monotonic,

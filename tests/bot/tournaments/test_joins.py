@@ -166,12 +166,11 @@ async def test_no_join_once_the_pairings_close_and_no_withdrawal_from_such_an_ar
         assert not server.arena(ours).players["kibitz"].withdrawn
 
 
-class _Replies(Lichess):
-    """A client that answers `GET /api/tournament/{id}` from a function of the call count;
-    it never connects, but closes the session it was made with all the same."""
+class _Replies:
+    """The desk's `Commands`, answering `GET /api/tournament/{id}` from a function of the
+    call count, with no connection."""
 
     def __init__(self, reply: Callable[[int], dict[str, Any]]) -> None:
-        super().__init__("http://127.0.0.1:9", "token")
         self.reply = reply
         self.shows = 0
 
@@ -183,27 +182,25 @@ class _Replies(Lichess):
 
 async def test_polls_follow_the_time_to_start_and_back_off_past_the_end() -> None:
     clock = ManualClock()
-    async with _Replies(lambda _: {"id": "AbCd1234", "secondsToStart": 3 * 86400,
-                                   "createdBy": "lichess"}) as far:
-        desk = ArenaDesk(TournamentsConfig(arenas=(ArenaEntry("AbCd1234"),),
-                                           poll_interval_s=15),
-                         far, "kibitz", clock=clock.now)
-        state = desk.arenas["AbCd1234"]
-        await desk._look(state)
+    far = _Replies(lambda _: {"id": "AbCd1234", "secondsToStart": 3 * 86400,
+                              "createdBy": "lichess"})
+    desk = ArenaDesk(TournamentsConfig(arenas=(ArenaEntry("AbCd1234"),), poll_interval_s=15),
+                     far, "kibitz", clock=clock.now)
+    state = desk.arenas["AbCd1234"]
+    await desk._look(state)
     assert state.next_look - clock.now() == FAR_POLL_MAX_S  # three looks an hour
     # Past the end, lila still shows the arena running until its finisher runs.
-    async with _Replies(lambda _: {"id": "AbCd1234", "isStarted": True, "secondsToFinish": 0,
-                                   "pairingsClosed": True, "clock": {"limit": 60},
-                                   "me": {"rank": 1}}) as overdue:
-        desk = ArenaDesk(TournamentsConfig(arenas=(ArenaEntry("AbCd1234"),),
-                                           poll_interval_s=15),
-                         overdue, "kibitz", clock=clock.now)
-        state = desk.arenas["AbCd1234"]
-        gaps = []
-        for _ in range(8):
-            await desk._look(state)
-            gaps.append(state.next_look - clock.now())
-            clock.advance(gaps[-1])
+    overdue = _Replies(lambda _: {"id": "AbCd1234", "isStarted": True, "secondsToFinish": 0,
+                                  "pairingsClosed": True, "clock": {"limit": 60},
+                                  "me": {"rank": 1}})
+    desk = ArenaDesk(TournamentsConfig(arenas=(ArenaEntry("AbCd1234"),), poll_interval_s=15),
+                     overdue, "kibitz", clock=clock.now)
+    state = desk.arenas["AbCd1234"]
+    gaps = []
+    for _ in range(8):
+        await desk._look(state)
+        gaps.append(state.next_look - clock.now())
+        clock.advance(gaps[-1])
     assert gaps == [1, 2, 4, 8, 16, 32, OVERDUE_BACKOFF_MAX_S, OVERDUE_BACKOFF_MAX_S]
 
 
