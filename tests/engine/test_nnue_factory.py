@@ -79,8 +79,8 @@ def test_a_truncated_or_corrupt_shard_is_refused_by_name_and_the_others_load(
     with pytest.raises(shards.ShardError, match=r"header says 80 records, its frames hold 40"):
         shards.read_shard(whole)
     sources = shards.training_sources([tmp_path], None)
-    assert [Path(name).name for name, _, _ in sources] == [good.name]
-    assert sources[0][1].tobytes() == b"".join(games[:3]) and sources[0][2] == 205.0
+    assert [Path(source.name).name for source in sources] == [good.name]
+    assert sources[0].records.tobytes() == b"".join(games[:3]) and sources[0].k == 205.0
     err = capsys.readouterr().err
     for bad in (cut, flipped, whole):
         assert f"SKIPPED {bad.name}: " in err
@@ -270,10 +270,20 @@ def test_the_trainer_takes_record_files_and_shard_directories_together(
     records.write_bytes(b"".join(_game(seed, 40) for seed in range(3)))
     nnue_data.meta_path(records).write_text('{"evaluation": "hand-written", "k": 400}\n')
     sources = shards.training_sources([records, shard_dir], None)
-    assert [(Path(name).name, len(part), k) for name, part, k in sources] == [
-        ("old.bin", 120, 400.0), ("r1-j0-0000.kbzs", 30, 205.0)]
-    assert [k for _, _, k in shards.training_sources([records, shard_dir], [250.0])] == [
+    assert [(Path(s.name).name, len(s.records), s.k, s.origin) for s in sources] == [
+        ("old.bin", 120, 400.0, shards.RECORD_FILE_ORIGIN),
+        ("r1-j0-0000.kbzs", 30, 205.0, "selfplay")]
+    assert [s.k for s in shards.training_sources([records, shard_dir], [250.0])] == [
         250.0, 205.0]
     records.write_bytes(_game(1, 40))
     with pytest.raises(SystemExit, match=r"old\.bin: 40 positions are too few to train on"):
         shards.training_sources([records], None)
+
+
+def test_the_held_out_loss_splits_by_origin() -> None:
+    """Each origin's mean over its own positions, in the order of ``origins``; an origin
+    with no held-out position is left out, not divided by zero."""
+    errors = np.array([1.0, 3.0, 10.0, 5.0, 20.0])
+    ids = np.array([0, 0, 2, 0, 2], dtype=np.int64)
+    assert shards.mean_by_origin(errors, ids, ["pgn", "records", "selfplay"]) == {
+        "pgn": 3.0, "selfplay": 15.0}

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tools.nnue.data import RECORD_BYTES, RECORD_DTYPE, Records
 
@@ -239,23 +240,48 @@ class ShardWriter:
         return seal(self.path)
 
 
+RECORD_FILE_ORIGIN = "records"  # the origin of a plain record file (no meta of its own)
+
+
+@dataclass(frozen=True)
+class TrainingSource:
+    """One ``--data`` file or shard for the trainer: its positions, their K, and their origin
+    (a shard's ``source``, ``selfplay`` or ``pgn``; ``records`` for a plain record file), by
+    which the trainer splits its held-out loss."""
+
+    name: str
+    records: Records
+    k: float
+    origin: str
+
+
+def mean_by_origin(values: npt.NDArray[np.float64], origin_ids: npt.NDArray[np.int64],
+                   origins: Sequence[str]) -> dict[str, float]:
+    """The mean of ``values`` over each origin's positions (``origin_ids`` index ``origins``),
+    for the origins that have any: the trainer's held-out loss per source, so that a net's
+    loss on the bot's own games (``pgn``) shows beside its loss on self-play's."""
+    counts = np.bincount(origin_ids, minlength=len(origins))
+    sums = np.bincount(origin_ids, weights=values, minlength=len(origins))
+    return {origin: float(sums[i] / counts[i]) for i, origin in enumerate(origins) if counts[i]}
+
+
 def training_sources(paths: Sequence[Path], given_k: Sequence[float] | None
-                     ) -> list[tuple[str, Records, float]]:
+                     ) -> list[TrainingSource]:
     """The trainer's data: each ``--data`` path a record file of ``tools.nnue.data`` (its K
     from its sidecar or ``given_k``: ``file_ks``), a shard, or a directory of shards (each
     shard's K from its header).  A shard that cannot be trusted is skipped, by name, loudly;
-    the others load.  Returns (name, records, K) per file or shard."""
+    the others load."""
     from tools.nnue.data import file_ks, read_records
 
     plain = [p for p in paths if not p.is_dir() and not is_shard(p)]
     ks = iter(file_ks(plain, given_k) if plain else [])
-    sources: list[tuple[str, Records, float]] = []
+    sources: list[TrainingSource] = []
     for path in paths:
         if path in plain:
             part = read_records(path)
             if len(part) < MIN_FILE_POSITIONS:
                 raise SystemExit(f"--data {path}: {len(part)} positions are too few to train on")
-            sources.append((str(path), part, next(ks)))
+            sources.append(TrainingSource(str(path), part, next(ks), RECORD_FILE_ORIGIN))
             continue
         found = shard_paths(path) if path.is_dir() else [path]
         loaded = 0
@@ -266,7 +292,8 @@ def training_sources(paths: Sequence[Path], given_k: Sequence[float] | None
                 print(f"--data {path}: SKIPPED {exc}", file=sys.stderr, flush=True)
                 continue
             if len(shard.records):
-                sources.append((str(shard_path), shard.records, float(shard.k)))
+                sources.append(TrainingSource(str(shard_path), shard.records, float(shard.k),
+                                              str(shard.meta.get("source", "?"))))
                 loaded += 1
         if not loaded:
             raise SystemExit(f"--data {path}: no shard with positions in it")

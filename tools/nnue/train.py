@@ -10,7 +10,9 @@ centipawns per unit of the net that played its games (400 for the hand-written e
 games and for a net written at scale 400; a fitted net's own scale otherwise): each file's
 sidecar (``FILE.json``, written by ``tools.nnue.data``) records it, and ``--k`` overrides it,
 one for all files or one per file.  Adam with a cosine learning-rate schedule; a held-out
-share of the games' positions is never trained on and its loss is printed after every epoch.
+share of the games' positions is never trained on and its loss is printed after every epoch,
+and each origin's beside it when the data mixes them (self-play shards, the bot's games from
+``tools.nnue.from_pgn``, plain record files).
 The file's centipawn scale is then fitted to the hand-written evaluation's on the held-out positions
 (``tools.nnue.scale``): the search's margins are in those centipawns.  Runs on a GPU when
 one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never does.
@@ -41,7 +43,7 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
 from tools.nnue import scale as nnue_scale
-from tools.nnue.shards import training_sources
+from tools.nnue.shards import mean_by_origin, training_sources
 
 # the engine's net format declares the quantisation scales; the trainer rounds to them
 QA = nnue.QA
@@ -308,13 +310,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Consecutive records come from the same game: each file's contiguous tail is held out,
     # so that validation positions are not near-copies of training ones.
     train_parts, valid_parts = [], []
-    k_train, k_valid = [], []
-    for _, part, k in sources:
+    k_train, k_valid, valid_origin = [], [], []
+    origins = sorted({source.origin for source in sources})
+    for source in sources:
+        part = source.records
         split = int(len(part) * (1 - args.validation))
         train_parts.append(part[:int(split * args.fraction)])
         valid_parts.append(part[split:])
-        k_train.append(np.full(len(train_parts[-1]), k, dtype=np.float32))
-        k_valid.append(np.full(len(valid_parts[-1]), k, dtype=np.float32))
+        k_train.append(np.full(len(train_parts[-1]), source.k, dtype=np.float32))
+        k_valid.append(np.full(len(valid_parts[-1]), source.k, dtype=np.float32))
+        valid_origin.append(np.full(len(valid_parts[-1]), origins.index(source.origin),
+                                    dtype=np.int64))
+    origin_ids = np.concatenate(valid_origin)
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
     white, black, stm = features(records)
@@ -341,18 +348,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=steps,
                                                           eta_min=args.lr / 100)
 
-    def loss_of(batch: list[torch.Tensor]) -> torch.Tensor:
+    def errors_of(batch: list[torch.Tensor]) -> torch.Tensor:
         output = model(*widen(batch)[:4])
-        return torch.mean((torch.sigmoid(output) - batch[4]) ** 2)
+        return (torch.sigmoid(output) - batch[4]) ** 2
 
-    def held_out_loss() -> float:
+    def loss_of(batch: list[torch.Tensor]) -> torch.Tensor:
+        return torch.mean(errors_of(batch))
+
+    def held_out_loss() -> str:
+        """The held-out loss, and each origin's when the data has several."""
         # a batch at a time: one forward pass over a million positions needs gigabytes
-        total = 0.0
+        errors = []
         with torch.no_grad():
             for first in range(0, len(valid[0]), EVAL_BATCH):
                 batch = [t[first:first + EVAL_BATCH] for t in valid]
-                total += float(loss_of(batch)) * len(batch[0])
-        return total / len(valid[0])
+                errors.append(errors_of(batch).reshape(-1).cpu().numpy().astype(np.float64))
+        error = np.concatenate(errors)
+        text = f"validation loss {error.mean():.6f}"
+        if len(origins) > 1:
+            by_origin = mean_by_origin(error, origin_ids, origins)
+            text += " (" + ", ".join(f"{o} {loss:.6f}" for o, loss in by_origin.items()) + ")"
+        return text
 
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
           f"N={args.hidden} {args.activation}"
@@ -362,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{', factorised' if args.factorize else ''}"
           f"{f', from {init.path} (net {init.hash})' if init is not None else ''}", flush=True)
     if init is not None:
-        print(f"epoch   0: validation loss {held_out_loss():.6f} (the --init net)", flush=True)
+        print(f"epoch   0: {held_out_loss()} (the --init net)", flush=True)
     for epoch in range(1, args.epochs + 1):
         started = time.monotonic()
         model.train()
@@ -382,8 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             total += float(loss.detach()) * len(index)
         model.eval()
         held_out = held_out_loss()
-        print(f"epoch {epoch:3d}: train loss {total / split:.6f}  validation loss "
-              f"{held_out:.6f}  lr {schedule.get_last_lr()[0]:.2e}  "
+        print(f"epoch {epoch:3d}: train loss {total / split:.6f}  {held_out}  "
+              f"lr {schedule.get_last_lr()[0]:.2e}  "
               f"{time.monotonic() - started:.1f} s", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(export(model, activation))
