@@ -225,6 +225,8 @@ def test_game_records_give_rescored_positions_once(tmp_path: Path,
     (line,) = ledger.read_ledger(data)
     assert line["source"] == "pgn" and line["pgn_games"] == ["https://lichess.org/abcdEFGH"]
     assert line["skipped"] == {"variant": 1, "unfinished": 1}
+    # what the rescoring cost (a few hundred nodes may round to 0.0 s)
+    assert line["cpu_s"] >= 0 and "positions_per_cpu_hour" in line
     (shard,) = (shards.read_shard(data / name) for name in line["shards"])
     assert shard.meta["source"] == "pgn" and len(shard.records) == line["added"] > 0
     assert set(shard.records["result"].tolist()) == {0}  # 0-1: white's loss

@@ -141,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         skipped: Counter[str] = Counter()
         imported: list[str] = []
         positions = 0
+        cpu_started_s = time.process_time()  # the rescoring's own CPU, whatever else runs
         try:
             for path, game in read_games(args.pgn):
                 key = game_key(game)
@@ -163,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             writer.close()
         line = factory.finish_run(directory, start, "pgn", ev, args.nodes, 1, len(imported),
                                   {"pgn": [str(p) for p in args.pgn], "pgn_games": imported,
-                                   "skipped": dict(skipped)})
+                                   "skipped": dict(skipped)},
+                                  cpu_s=time.process_time() - cpu_started_s)
     print(f"{len(imported)} games, {line['added']} positions in {len(line['shards'])} shard(s); "
           f"skipped: {dict(skipped) or 'none'}", flush=True)
     return 0
