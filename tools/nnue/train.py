@@ -355,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def loss_of(batch: list[torch.Tensor]) -> torch.Tensor:
         return torch.mean(errors_of(batch))
 
-    def held_out_loss() -> str:
+    def held_out_text() -> str:
         """The held-out loss, and each origin's when the data has several."""
         # a batch at a time: one forward pass over a million positions needs gigabytes
         errors = []
@@ -378,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{', factorised' if args.factorize else ''}"
           f"{f', from {init.path} (net {init.hash})' if init is not None else ''}", flush=True)
     if init is not None:
-        print(f"epoch   0: {held_out_loss()} (the --init net)", flush=True)
+        print(f"epoch   0: {held_out_text()} (the --init net)", flush=True)
     for epoch in range(1, args.epochs + 1):
         started = time.monotonic()
         model.train()
@@ -397,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             model.clip()
             total += float(loss.detach()) * len(index)
         model.eval()
-        held_out = held_out_loss()
+        held_out = held_out_text()
         print(f"epoch {epoch:3d}: train loss {total / split:.6f}  {held_out}  "
               f"lr {schedule.get_last_lr()[0]:.2e}  "
               f"{time.monotonic() - started:.1f} s", flush=True)
