@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test test-slow lint bench bench-bot bench-soak bench-memory match opponents demo play \
 	sandbox clean stockfish fairy-stockfish xboard-engines chromium train datagen datagen-status \
-	calibrate
+	calibrate perf profile
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ WORKERS = $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS))
 
 # The variant and XBoard engines are tried first: a new machine that may install packages
 # runs those end-to-end tests instead of skipping them (where it may not, they skip).
-test: lint fairy-stockfish xboard-engines chromium
+test: lint fairy-stockfish xboard-engines chromium perf
 	@# numba compiles the engine into its cache once per checkout: done here, so that no
 	@# test (whichever comes first in the random order) waits minutes for it
 	$(BIN)/kibitz-engine bench > /dev/null
@@ -90,6 +90,11 @@ bench-memory: $(STAMP)
 	$(BIN)/python -m tools.bench.memory --no-fork-host $(BENCH_MEMORY_ARGS)
 	$(BIN)/python -m tools.bench.memory --speed
 
+# Where the compiled search spends its time, by function: `make profile PROFILE_ARGS='--part
+# middle --depth 15'` (the bench's end games at depth 17 without).
+profile: $(STAMP) perf
+	$(BIN)/python -m tools.bench.profile $(PROFILE_ARGS)
+
 # The opponents of `make match`, from Debian's archive when missing: stockfish is the calibrated
 # one (UCI_Elo); gnuchess, phalanx (XBoard) and ethereal-chess are the hand-written engines
 # the strength targets are measured against.  Debian puts them in /usr/games.
@@ -117,6 +122,13 @@ xboard-engines:
 	command -v phalanx >/dev/null 2>&1 || test -x /usr/games/phalanx || \
 		(apt-get update -qq && apt-get install -y -qq phalanx) || \
 		echo "phalanx could not be installed: its tests will skip"
+
+# Debian's perf samples the compiled search (tools.bench.profile); installed when missing and
+# apt-get can run, otherwise the profiler's end-to-end test skips.
+perf:
+	command -v perf >/dev/null 2>&1 || \
+		(apt-get update -qq && apt-get install -y -qq linux-perf) || \
+		echo "perf could not be installed: the profiler's end-to-end test will skip"
 
 # Debian's chromium and its WebDriver drive the status page's browser test (Selenium);
 # installed when missing and apt-get can run, otherwise that test skips.
