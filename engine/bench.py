@@ -82,7 +82,7 @@ def run_bench(
     """Search every bench position to ``depth`` with ``threads`` threads (with ``net``, else
     the hand-written evaluation); print the totals; return (nodes, nps)."""
     stream = out if out is not None else sys.stdout
-    warm_up()
+    warm_up(net)  # the net's own entry points too: compiled here, not in the first timed search
     total_nodes = 0
     total_s = 0.0
     total_cpu_s = 0.0
