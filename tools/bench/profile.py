@@ -139,21 +139,26 @@ class ObjectTap:
         self.objects: list[tuple[bytes, object]] = []
 
     def install(self) -> None:
+        """Wrap the loader's hooks.  Before anything is compiled or loaded from the cache: the
+        JIT engine takes the hooks when numba makes it, on the first compiled function."""
         from numba.core import codegen
 
         library_class = codegen.JITCodeLibrary
         original = library_class._object_getbuffer_hook.__func__  # type: ignore[attr-defined]
         tap = self
+        # numba keeps the library on its LLVM module as ``__library``, set inside
+        # ``CPUCodeLibrary``: the attribute's name is mangled with that class's
+        library_attribute = "_CPUCodeLibrary__library"
 
         def getbuffer(cls: type, ll_module: object) -> bytes | None:
             buffer: bytes | None = original(cls, ll_module)
-            library = getattr(ll_module, "_CPUCodeLibrary__library", None)
+            library = getattr(ll_module, library_attribute, None)
             if buffer is not None and library is not None:
                 tap.objects.append((bytes(buffer), library))
             return buffer
 
         def compiled(cls: type, ll_module: object, buffer: bytes) -> None:
-            library = getattr(ll_module, "_CPUCodeLibrary__library", None)
+            library = getattr(ll_module, library_attribute, None)
             if library is not None:
                 tap.objects.append((bytes(buffer), library))
             original_compiled(cls, ll_module, buffer)
