@@ -2,8 +2,8 @@
 
 ``python -m tools.bench.profile [--part endings|middle|all] [--depth 17] [--top 30]``
 searches the bench positions of one part (``engine.bench``; the end games from
-``BENCH_ENDGAMES_FROM``) to a fixed depth with the default net while ``perf record`` samples
-this process, then prints each function's share of the samples.
+``BENCH_ENDGAMES_FROM``) to a fixed depth with the default net in a process of its own that
+``perf record`` runs and samples, then prints each function's share of the samples.
 
 numba's compiled code lives in anonymous memory that ``perf`` cannot name, so before the
 search this writes ``/tmp/perf-PID.map``, the file ``perf`` reads for code made at run time:
@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -182,8 +183,6 @@ def search_all(fens: Sequence[str], depth: int,
                sampled: Callable[[], AbstractContextManager[None]] = nullcontext) -> int:
     """Search each position to ``depth`` from an empty table, each search inside ``sampled()``
     (the table's allocation outside it); the nodes."""
-    import time
-
     from engine.bench import BENCH_HASH_MB
     from engine.board import Position
     from engine.nnue import net_for
@@ -251,11 +250,12 @@ def searched(args: argparse.Namespace) -> int:
     sampled): loads and maps the compiled code, searches, and writes its pid and nodes."""
     tap = ObjectTap()
     tap.install()
+    from engine.nnue import net_for
+    from engine.params import DEFAULT_EVAL_FILE
     from engine.search import warm_up
 
-    warm_up()
+    warm_up(net_for(DEFAULT_EVAL_FILE))  # every function the search calls, loaded before the map
     fens = positions(args.part)
-    search_all(fens[:1], 6)  # every function the search calls is loaded before the map
     lines = symbol_map(tap.objects)
     if not lines:
         raise SystemExit("no compiled function found: numba's loader hooks did not fire")
