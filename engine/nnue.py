@@ -296,11 +296,21 @@ def encode_net(
 
 def load_net(path: str | Path) -> Net:
     """Read and check a net file; ``NetFileError`` says what is wrong (nothing is half-loaded)."""
-    name = str(path)
+    return parse_net(read_net_bytes(path), str(path))
+
+
+def read_net_bytes(path: str | Path) -> bytes:
+    """A net file's bytes, unchecked (``parse_net`` checks them); ``NetFileError`` when it
+    cannot be read.  A process that hands its net to others (the data factory to its players)
+    passes these bytes on, so that a file replaced or removed later changes nothing begun."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
-        raise NetFileError(f"net file {name}: cannot be read ({exc.strerror or exc})") from None
+        raise NetFileError(f"net file {path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def parse_net(data: bytes, name: str) -> Net:
+    """Check the bytes of a net file (``name`` says which in the errors) and build the net."""
     if len(data) < _HEADER.size:
         raise NetFileError(
             f"net file {name}: {len(data)} bytes is shorter than the {_HEADER.size}-byte header"

@@ -54,7 +54,7 @@ def test_a_game_with_a_net_is_played_by_the_net(tmp_path: Path) -> None:
     net evaluates instead of the hand-written terms."""
     net = _tiny_net(tmp_path / "tiny.nnue", 400)
     hand, _ = nnue_data.play_game(random.Random(9), 300, 2)
-    learned, count = nnue_data.play_game(random.Random(9), 300, 2, str(net))
+    learned, count = nnue_data.play_game(random.Random(9), 300, 2, nnue.load_net(net))
     assert count > 0 and learned != hand
     with pytest.raises(SystemExit, match=r"--evalfile: net file .*absent\.nnue: cannot be read"):
         nnue_data.main(["--out", str(tmp_path / "d.bin"), "--evalfile",

@@ -190,6 +190,32 @@ def test_sigterm_to_the_run_s_group_seals_its_shards_and_writes_its_line(
     assert f"total {line['added']} positions" in out and "no ledger line" not in out
 
 
+def test_a_run_plays_the_net_it_read_when_the_file_goes_during_the_run(tmp_path: Path) -> None:
+    """The run reads its net once, before its players start, and hands them those bytes: the
+    file removed after that (a checkout that drops it, a new default) stops nothing, and the
+    ledger names the net that played."""
+    from engine import nnue
+
+    net_file = tmp_path / "net.nnue"
+    net_file.write_bytes((nnue.NETS_DIR / "kibitz-9.nnue").read_bytes())
+    expected = nnue.load_net(net_file).hash
+    data = tmp_path / "data"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
+         "--nodes", "100", "--games", "2", "--evalfile", str(net_file)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    header = process.stdout.readline()  # printed once the net is read, before any player starts
+    assert f"net {expected}" in header, header
+    net_file.unlink()
+    rest = process.stdout.read()
+    assert process.wait() == 0, header + rest
+    assert "Traceback" not in rest, rest
+    (line,) = ledger.read_ledger(data)
+    assert line["net_hash"] == expected and line["games"] == 2
+    assert line["added"] > 0 and line["added"] == sum(line["shards"].values())
+
+
 GAME_RECORD = """[Event "Rated blitz game"]
 [Site "https://lichess.org/abcdEFGH"]
 [White "kibitz"]

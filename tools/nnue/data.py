@@ -46,10 +46,14 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from engine.nnue import Net
 
 RECORD_DTYPE = np.dtype([
     ("occupancy", "<u8"), ("pieces", "u1", (16,)), ("stm", "u1"), ("result", "u1"),
@@ -105,13 +109,11 @@ def read_records(path: Path) -> Records:
 
 
 def play_game(rng: random.Random, nodes: int, random_plies: int,
-              eval_file: str = "") -> tuple[bytes, int]:
-    """One self-play game (with the net of ``eval_file``, or the hand-written evaluation when
-    it is empty): its kept positions as records, and how many."""
-    from engine.nnue import net_for  # in the worker: the engine is imported there, not here
-    from tools.common import selfplay
+              net: Net | None = None) -> tuple[bytes, int]:
+    """One self-play game (with ``net``, or the hand-written evaluation when it is None): its
+    kept positions as records, and how many."""
+    from tools.common import selfplay  # in the worker: the engine is imported there, not here
 
-    net = net_for(eval_file) if eval_file else None  # read once per process
     kept, result = selfplay.play_game(rng, nodes, random_plies, net)
     code = RESULT_CODE[result]
     return b"".join(encode(board, score, code) for board, score in kept), len(kept)
@@ -187,18 +189,22 @@ def _claim_sidecar(out: Path, existing_bytes: int, k: int, evaluation: str) -> N
                          "write them to another file")
 
 
-def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int, eval_file: str,
-            progress: mp.Queue[int]) -> None:
-    """Play games until ``games`` (0: until stopped), appending each as one write."""
+def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int, net_bytes: bytes,
+            net_name: str, progress: mp.Queue[int]) -> None:
+    """Play games until ``games`` (0: until stopped), appending each as one write; with the
+    net of ``net_bytes`` (the file as the run read it), or the hand-written evaluation when
+    they are empty."""
+    from engine.nnue import parse_net
     from engine.search import warm_up
 
-    warm_up()
+    net = parse_net(net_bytes, net_name) if net_bytes else None
+    warm_up(net)
     rng = random.Random(seed)
     fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         played = 0
         while games == 0 or played < games:
-            data, count = play_game(rng, nodes, random_plies, eval_file)
+            data, count = play_game(rng, nodes, random_plies, net)
             os.write(fd, data)
             played += 1
             progress.put(count)
@@ -248,11 +254,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if existing % RECORD_BYTES:
         raise SystemExit(f"--out {args.out}: {existing} bytes is not a whole number of "
                          f"{RECORD_BYTES}-byte records (not a data file, or a torn write)")
+    net_bytes = b""
     if args.evalfile:
-        from engine.nnue import NetFileError, net_for
+        from engine.nnue import NetFileError, parse_net, read_net_bytes, resolve_eval_file
 
         try:  # refused here, with its reason, rather than in every worker
-            net = net_for(args.evalfile)
+            net_bytes = read_net_bytes(resolve_eval_file(args.evalfile))
+            net = parse_net(net_bytes, args.evalfile)
         except NetFileError as exc:
             raise SystemExit(f"--evalfile: {exc}") from None
         print(f"playing with net {net.hash} ({args.evalfile})", file=sys.stderr)
@@ -267,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         context.Process(
             target=_worker, daemon=True,
             args=(str(out), hash((args.seed, job, existing)) & 0xFFFFFFFF, args.nodes,
-                  args.random_plies, args.games, args.evalfile, progress))
+                  args.random_plies, args.games, net_bytes, args.evalfile, progress))
         for job in range(args.jobs)
     ]
     for worker in workers:

@@ -93,9 +93,13 @@ class Evaluation:
     """The evaluation that plays a run's games: its file (empty: the hand-written one)."""
 
     eval_file: str
-    name: str  # "kibitz-8.nnue", or "hand-written"
+    name: str  # "kibitz-9.nnue", or "hand-written"
     hash: str  # the net's, or "" for the hand-written evaluation
     k: int
+    # The file as the run read it at its start, handed to the players: the ledger names this
+    # net, whatever becomes of the file during the run (a checkout, a new default). Empty for
+    # the hand-written evaluation.
+    net_bytes: bytes = field(default=b"", repr=False)
 
     @property
     def label(self) -> str:
@@ -105,13 +109,14 @@ class Evaluation:
 def evaluation(eval_file: str) -> Evaluation:
     if not eval_file:
         return Evaluation("", "hand-written", "", HAND_WRITTEN_K_CP)
-    from engine.nnue import NetFileError, net_for
+    from engine.nnue import NetFileError, parse_net, read_net_bytes, resolve_eval_file
 
     try:
-        net = net_for(eval_file)
+        data = read_net_bytes(resolve_eval_file(eval_file))
+        net = parse_net(data, eval_file)
     except NetFileError as exc:
         raise SystemExit(f"--evalfile: {exc}") from None
-    return Evaluation(eval_file, Path(eval_file).name, net.hash, net.scale)
+    return Evaluation(eval_file, Path(eval_file).name, net.hash, net.scale, data)
 
 
 @dataclass
@@ -191,22 +196,24 @@ def finish_run(directory: Path, start: RunStart, source: str, ev: Evaluation, no
 
 
 def _worker(directory: str, stem: str, meta: dict[str, Any], seed: int, nodes: int,
-            random_plies: int, games: int, eval_file: str, job: int, events: mp.Queue[Event]
+            random_plies: int, games: int, ev: Evaluation, job: int, events: mp.Queue[Event]
             ) -> None:
     """Play games until ``games`` (0: until stopped), appending each to this job's shards;
     after each, an event: (job, positions, CPU seconds spent playing since the warm-up)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from engine.nnue import parse_net
     from engine.search import warm_up
     from tools.nnue.data import play_game
 
-    warm_up()
+    net = parse_net(ev.net_bytes, ev.eval_file) if ev.net_bytes else None
+    warm_up(net)  # the net's functions too: the first game's CPU time is a game's
     warm_cpu_s = time.process_time()
     parent = os.getppid()
     rng = random.Random(seed)
     writer = ShardWriter(Path(directory), stem, meta)
     played = 0
     while games == 0 or played < games:
-        data, count = play_game(rng, nodes, random_plies, eval_file)
+        data, count = play_game(rng, nodes, random_plies, net)
         if os.getppid() != parent:  # the run was killed: nobody would seal or count this
             return
         if count:
@@ -234,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
                 target=_worker, daemon=True,
                 args=(str(directory), f"{start.run}-j{job}", {**meta, "job": job},
                       zlib.crc32(f"{start.run}/{job}/{args.seed}".encode()), args.nodes,
-                      args.random_plies, args.games, ev.eval_file, job, events))
+                      args.random_plies, args.games, ev, job, events))
             for job in range(args.jobs)
         ]
         for worker in workers:
