@@ -299,10 +299,17 @@ def load_net(path: str | Path) -> Net:
     return parse_net(read_net_bytes(path), str(path))
 
 
+def read_net(value: str | Path) -> tuple[bytes, Net]:
+    """The file an ``EvalFile`` value names (``resolve_eval_file``) as read, and its net.  A
+    process that hands its net to others (the data factory to its players) passes these bytes
+    on, so that a file replaced or removed later changes nothing begun."""
+    data = read_net_bytes(resolve_eval_file(value))
+    return data, parse_net(data, str(value))
+
+
 def read_net_bytes(path: str | Path) -> bytes:
     """A net file's bytes, unchecked (``parse_net`` checks them); ``NetFileError`` when it
-    cannot be read.  A process that hands its net to others (the data factory to its players)
-    passes these bytes on, so that a file replaced or removed later changes nothing begun."""
+    cannot be read."""
     try:
         return Path(path).read_bytes()
     except OSError as exc:

@@ -256,11 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                          f"{RECORD_BYTES}-byte records (not a data file, or a torn write)")
     net_bytes = b""
     if args.evalfile:
-        from engine.nnue import NetFileError, parse_net, read_net_bytes, resolve_eval_file
+        from engine.nnue import NetFileError, read_net
 
         try:  # refused here, with its reason, rather than in every worker
-            net_bytes = read_net_bytes(resolve_eval_file(args.evalfile))
-            net = parse_net(net_bytes, args.evalfile)
+            net_bytes, net = read_net(args.evalfile)
         except NetFileError as exc:
             raise SystemExit(f"--evalfile: {exc}") from None
         print(f"playing with net {net.hash} ({args.evalfile})", file=sys.stderr)

@@ -109,11 +109,10 @@ class Evaluation:
 def evaluation(eval_file: str) -> Evaluation:
     if not eval_file:
         return Evaluation("", "hand-written", "", HAND_WRITTEN_K_CP)
-    from engine.nnue import NetFileError, parse_net, read_net_bytes, resolve_eval_file
+    from engine.nnue import NetFileError, read_net
 
     try:
-        data = read_net_bytes(resolve_eval_file(eval_file))
-        net = parse_net(data, eval_file)
+        data, net = read_net(eval_file)
     except NetFileError as exc:
         raise SystemExit(f"--evalfile: {exc}") from None
     return Evaluation(eval_file, Path(eval_file).name, net.hash, net.scale, data)
