@@ -110,6 +110,7 @@ def _near_king_table() -> npt.NDArray[np.bool_]:
 
 NEAR_KING = _near_king_table()
 MINOR_NPM = max(MG_VALUE[KNIGHT], MG_VALUE[BISHOP])
+TWO_KNIGHTS_NPM = 2 * MG_VALUE[KNIGHT]  # no other set of pieces sums to it
 
 KING_ATTACK_WEIGHT = np.array(params.KING_ATTACK_WEIGHT, dtype=np.int64)
 MOBILITY_MG = np.array(params.MOBILITY_MG, dtype=np.int64)
@@ -415,13 +416,17 @@ def _shield(board: BoardArray, king: int, colour: int) -> int:
 
 @njit_noalloc_inline
 def _scale_drawish(row: npt.NDArray[np.int32], score: int) -> int:
-    """Shrink scores where the side ahead has no pawns and at most a minor piece more."""
+    """Shrink scores where the side ahead has no pawns and at most a minor piece more, and
+    most of all where two knights face a bare king."""
     strong = WHITE if score > 0 else BLACK
     weak = 1 - strong
     if row[S_PAWN_MAT + strong] != 0:
         return score
     if row[S_NPM + strong] - row[S_NPM + weak] <= MINOR_NPM:
         return _div(score, params.DRAWISH_DIVISOR)
+    if row[S_NPM + strong] == TWO_KNIGHTS_NPM and row[S_NPM + weak] == 0 \
+            and row[S_PAWN_MAT + weak] == 0:
+        return _div(score, params.TWO_KNIGHTS_DIVISOR)
     return score
 
 

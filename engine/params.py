@@ -75,6 +75,9 @@ SHIELD_MISSING = 12  # no own pawn on a shield file
 KING_ATTACK_SCALE = 1  # penalty = weight^2 * scale / 16, with a queen and two attackers
 KING_ATTACK_MAX = 400
 DRAWISH_DIVISOR = 4  # no pawns and at most a minor piece ahead: the score shrinks
+# Two knights against a bare king cannot force mate (Stockfish scores KNNK a draw); what is
+# left of the score keeps the knights on the board for a defender's blunder.
+TWO_KNIGHTS_DIVISOR = 16
 # By piece type (none, pawn, knight, bishop, rook, queen, king):
 KING_ATTACK_WEIGHT = (0, 0, 2, 2, 3, 5, 0)  # per attacked square next to the enemy king
 MOBILITY_MG = (0, 0, 4, 5, 2, 1, 0)  # per target square beyond MOBILITY_BASE

@@ -125,3 +125,13 @@ def test_a_rook_attacked_by_a_minor_piece_is_a_threat() -> None:
     bishop_away = white_score("4r2k/p7/8/8/8/1B6/P7/6K1 w - - 0 1")
     neither = white_score("5r1k/p7/8/8/8/1B6/P7/6K1 w - - 0 1")
     assert (attacked - rook_away) - (bishop_away - neither) > 20
+
+
+def test_two_knights_against_a_bare_king_score_near_zero() -> None:
+    """Two knights cannot force mate against a bare king; with a pawn left to the defender
+    they can (the pawn lifts stalemate), and the score is kept."""
+    bare = white_score("4k3/8/8/8/8/8/8/1NN1K3 w - - 0 1")
+    assert 0 < bare < 60
+    assert -60 < white_score("1nn1k3/8/8/8/8/8/8/4K3 b - - 0 1") < 0
+    with_pawn = white_score("4k3/8/4p3/8/8/8/8/1NN1K3 w - - 0 1")
+    assert with_pawn > 4 * bare

@@ -208,18 +208,27 @@ def test_in_a_variant_the_net_score_gets_the_variant_term(
         assert shown is None
 
 
-def _drawish(board: chess.Board, white_score: float) -> bool:
+def _drawish_divisor(board: chess.Board, white_score: float) -> int:
     """The hand-written evaluation's rule, from python-chess: the side the score favours has
-    no pawns and at most a minor piece's worth more non-pawn material."""
+    no pawns and at most a minor piece's worth more non-pawn material (the score is divided by
+    ``DRAWISH_DIVISOR``), or two knights against a bare king (``TWO_KNIGHTS_DIVISOR``); 1 where
+    the score is kept."""
     strong = white_score > 0
     if board.pieces(chess.PAWN, strong):
-        return False
+        return 1
 
     def npm(colour: bool) -> int:
         return sum(MG_VALUE[piece.piece_type] for piece in board.piece_map().values()
                    if piece.color == colour and piece.piece_type != chess.PAWN)
 
-    return npm(strong) - npm(not strong) <= max(MG_VALUE[chess.KNIGHT], MG_VALUE[chess.BISHOP])
+    if npm(strong) - npm(not strong) <= max(MG_VALUE[chess.KNIGHT], MG_VALUE[chess.BISHOP]):
+        return params.DRAWISH_DIVISOR
+    bare_king = chess.popcount(board.occupied_co[not strong]) == 1
+    two_knights = chess.popcount(board.occupied_co[strong]) == 3 and len(
+        board.pieces(chess.KNIGHT, strong)) == 2
+    if bare_king and two_knights:
+        return params.TWO_KNIGHTS_DIVISOR
+    return 1
 
 
 def test_the_net_score_shrinks_in_drawish_pawnless_endgames(tmp_path: Path) -> None:
@@ -240,8 +249,9 @@ def test_the_net_score_shrinks_in_drawish_pawnless_endgames(tmp_path: Path) -> N
             # the raw output (the trainer's rounding check) is never shrunk
             assert abs(nnue.raw_net_score(Position.from_fen(fen), net) - expected) <= 1.0
             white = expected if board.turn == chess.WHITE else -expected
-            if _drawish(board, white):
-                expected = math.trunc(expected / params.DRAWISH_DIVISOR)
+            divisor = _drawish_divisor(board, white)
+            if divisor > 1:
+                expected = math.trunc(expected / divisor)
                 shrunk_seen += abs(expected) >= 2
             else:
                 kept_seen += abs(expected) >= 2 * params.DRAWISH_DIVISOR
