@@ -194,10 +194,10 @@ def test_a_run_plays_the_net_it_read_when_the_file_goes_during_the_run(tmp_path:
     """The run reads its net once, before its players start, and hands them those bytes: the
     file removed after that (a checkout that drops it, a new default) stops nothing, and the
     ledger names the net that played."""
-    from engine import nnue
+    from engine import nnue, params
 
     net_file = tmp_path / "net.nnue"
-    net_file.write_bytes((nnue.NETS_DIR / "kibitz-9.nnue").read_bytes())
+    net_file.write_bytes((nnue.NETS_DIR / params.DEFAULT_EVAL_FILE).read_bytes())
     expected = nnue.load_net(net_file).hash
     data = tmp_path / "data"
     process = subprocess.Popen(
