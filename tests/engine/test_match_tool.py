@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import io
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import threading
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 import chess.variant
 import pytest
@@ -31,6 +33,7 @@ from tools.common.referee import (
     Seat,
     _adjudicate,
     elo_estimate,
+    move_comment,
     parse_option,
     parse_time_control,
     parse_variant,
@@ -428,3 +431,34 @@ def test_an_engine_that_is_not_installed_is_refused_by_name(tmp_path: Path) -> N
     with pytest.raises(SystemExit, match=r"/usr/games/no-such-engine is not installed "
                                          r"\(`make opponents`"):
         main(["--engine1", "/usr/games/no-such-engine", "--engine2", "kibitz", "--no-bench"])
+
+
+def test_each_engine_move_carries_its_score_depth_and_time_in_the_pgn() -> None:
+    kibitz = resolve_engine("kibitz")
+    seats = (Seat(kibitz), Seat(dataclasses.replace(kibitz, name="kibitz-2")))
+    config = dataclasses.replace(CONFIG, nodes=800, max_plies=6, win_cp=10**9,
+                                 draw_min_ply=10**9)
+    opening = load_openings(None, chess.Board)[0]
+    try:
+        result = play_game(0, opening, True, seats, config)
+    finally:
+        for seat in seats:
+            seat.discard()
+    assert result.termination == "adjudication: move limit"
+    nodes = list(result.game.mainline())
+    assert len(nodes) == len(opening.moves) + 6
+    assert all(node.comment == "" for node in nodes[:len(opening.moves)])
+    pattern = re.compile(r"^([+-]\d+\.\d\d|[+-]M\d+)/\d+ \d+\.\d{3}s$")
+    for node in nodes[len(opening.moves):]:
+        assert pattern.match(node.comment), node.comment
+    assert "{ " in str(result.game)
+
+
+def test_a_move_comment_spells_mates_and_missing_scores() -> None:
+    white_mates = chess.engine.PovScore(chess.engine.Mate(3), chess.WHITE)
+    assert move_comment({"score": white_mates, "depth": 9}, 0.25) == "+M3/9 0.250s"
+    black_is_mated = chess.engine.PovScore(chess.engine.Mate(-2), chess.BLACK)
+    assert move_comment({"score": black_is_mated, "depth": 12}, 1.0) == "-M2/12 1.000s"
+    worse = chess.engine.PovScore(chess.engine.Cp(-31), chess.BLACK)
+    assert move_comment({"score": worse, "depth": 15}, 0.0125) == "-0.31/15 0.013s"
+    assert move_comment({}, 0.5) == "?/? 0.500s"

@@ -132,6 +132,16 @@ def test_the_status_names_a_shard_deleted_or_cut_behind_the_ledger(
                                   "in it)"]
 
 
+def test_the_status_of_a_new_machine_is_no_data_not_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "kibitz-data"
+    assert factory.main(["status", "--dir", str(missing)]) == 0
+    assert f"{missing}: no data yet" in capsys.readouterr().out
+    missing.write_bytes(b"")
+    with pytest.raises(SystemExit, match="not a directory"):
+        factory.main(["status", "--dir", str(missing)])
+
+
 def _started_run(directory: Path) -> subprocess.Popen[str]:
     """A run in a session of its own, returned once its first game is on disk."""
     process = subprocess.Popen(

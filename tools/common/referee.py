@@ -207,6 +207,24 @@ def _white_pov(score: chess.engine.PovScore | None) -> int | None:
     return score.white().score(mate_score=MATE_CP)
 
 
+def move_comment(info: chess.engine.InfoDict, spent_s: float) -> str:
+    """The mover's score in pawns, its depth and its time, as cutechess writes them
+    (``+0.31/15 0.523s``, ``-M4/22 1.002s``), so that a match's PGN shows where each
+    engine's view and clock went."""
+    score = info.get("score")
+    if score is None:
+        text = "?"
+    else:
+        pov = score.relative
+        mate = pov.mate()
+        if mate is not None:
+            text = f"{'+' if mate > 0 else '-'}M{abs(mate)}"
+        else:
+            text = f"{pov.score(mate_score=MATE_CP) / 100:+.2f}"
+    depth = info.get("depth")
+    return f"{text}/{depth if depth is not None else '?'} {spent_s:.3f}s"
+
+
 def _adjudicate(board: chess.Board, scores: list[int | None], config: MatchConfig) -> str | None:
     """'1-0' / '0-1' / '1/2-1/2' when the recent engine scores make the result clear."""
     recent = [s for s in scores[-config.win_plies :] if s is not None]
@@ -237,6 +255,7 @@ def play_game(
     by_colour = {chess.WHITE: white, chess.BLACK: black}
     clock_s = {chess.WHITE: config.base_s, chess.BLACK: config.base_s}
     scores: list[int | None] = []
+    comments: list[str] = []
     game_key = object()
     result = termination = ""
     time_loss: str | None = None
@@ -262,13 +281,15 @@ def play_game(
         try:
             engine = seat.get()  # (re)starting an engine is not charged to its clock
             started = time.monotonic()
-            played = engine.play(board, limit, info=chess.engine.INFO_SCORE, game=game_key)
+            played = engine.play(board, limit, info=chess.engine.INFO_SCORE
+                                 | chess.engine.INFO_BASIC, game=game_key)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
             seat.discard()
             result = "0-1" if mover == chess.WHITE else "1-0"
             termination = f"{seat.spec.name} failed: {e}"
             break
-        clock_s[mover] -= time.monotonic() - started
+        spent_s = time.monotonic() - started
+        clock_s[mover] -= spent_s
         if clock_s[mover] < 0 and config.nodes is None:
             result = "0-1" if mover == chess.WHITE else "1-0"
             termination, time_loss = "time forfeit", seat.spec.name
@@ -279,12 +300,17 @@ def play_game(
             termination = f"{seat.spec.name} played an illegal move {played.move}"
             break
         scores.append(_white_pov(played.info.get("score")))
+        comments.append(move_comment(played.info, spent_s))
         board.push(played.move)
         verdict = _adjudicate(board, scores, config)
         if verdict is not None:
             result, termination = verdict, "adjudication"
             break
     game = chess.pgn.Game.from_board(board)
+    # the engines' moves are the last len(comments) of the main line (the opening's come first)
+    nodes = list(game.mainline())
+    for node, comment in zip(nodes[len(nodes) - len(comments):], comments, strict=True):
+        node.comment = comment
     game.headers["Event"] = "kibitz match"
     game.headers["Round"] = str(index + 1)
     game.headers["White"] = white.spec.name

@@ -302,8 +302,12 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
 
 def status(args: argparse.Namespace) -> int:
     directory = args.dir.expanduser().resolve()
+    if not directory.exists():
+        # a new machine: nothing made yet is a state, not an error
+        print(f"{directory}: no data yet (no such directory; `make datagen` makes it)")
+        return 0
     if not directory.is_dir():
-        raise SystemExit(f"--dir {args.dir}: no such directory")
+        raise SystemExit(f"--dir {args.dir}: not a directory")
     check = ledger.audit(directory)
     good = check.scan.good
     sealed = sum(1 for s in good if s.sealed)
