@@ -1,9 +1,14 @@
-"""A learned evaluation (NNUE): a perspective net 768 -> N x 2 -> 1 x B, quantised to integers.
+"""A learned evaluation (NNUE): a perspective net 768 x K -> N x 2 -> 1 x B, quantised to integers.
 
 Inputs: 768 features per perspective, ``(relation * 6 + type - 1) * 64 + square``, where
 ``relation`` is 0 for the perspective's own pieces and 1 for the other side's, ``type`` is
 pawn..king (1-6) and ``square`` is 0-63 (a1 = 0, h8 = 63) as seen by that side: black's view
-flips the board (``square ^ 56``), so one set of weights serves both sides.  Each side's
+flips the board (``square ^ 56``), so one set of weights serves both sides.  With K king
+buckets (version 3) each side's inputs are the 768 of its own king's bucket (``bucket * 768 +
+index``), and a side whose king stands on files e-h sees the board mirrored (``square ^ 7``),
+so that the king is always on a-d: a side's weights then depend on where its king is, what
+the king's safety and the pawn shelter are made of.  A move of the king into another bucket
+or across the d/e line makes that side's accumulator afresh.  Each side's
 accumulator is the feature bias plus the weight rows of its active features (int16).  The
 output takes the side to move's accumulator, then the other's, through the activation
 (clipped ReLU, or its square), dots them with 2N output weights (int32 sums) and adds a bias.
@@ -24,8 +29,11 @@ Net file (little-endian), refused with ``NetFileError`` unless every field check
     activation   uint32    ACT_CRELU (0) or ACT_SCRELU (1)
     qa, qb       uint32    quantisation scales of the accumulator and the output weights
     scale        uint32    centipawns per unit of the float output
-    buckets      uint32    B, 2 .. MAX_BUCKETS (version 2 only; version 1 has B = 1)
-    ft_weights   int16     768 x N, feature-major
+    buckets      uint32    B, 2 .. MAX_BUCKETS (version 2), 1 .. MAX_BUCKETS (version 3)
+    king_buckets uint32    K, 1 .. MAX_KING_BUCKETS (version 3 only; otherwise K = 1)
+    king_table   uint8     64: the king bucket of each own-king square (a1 = 0, the side's
+                           view), the same on a square and its mirror (version 3 only)
+    ft_weights   int16     K x 768 x N, feature-major, king bucket by king bucket
     ft_bias      int16     N
     out_weights  int16     B x 2N: bucket by bucket, each the side to move's half first
     out_bias     int32     B
@@ -71,6 +79,7 @@ from engine.constants import (
     ROOK,
     S_ACC,
     S_CAPTURED,
+    S_KING,
     S_MOVE,
     S_SIDE,
     S_VARIANT,
@@ -91,9 +100,12 @@ from engine.variant import variant_eval_white
 MAGIC = b"KBZNNUE\0"
 FORMAT_VERSION = 2  # the version written for a net with output buckets
 FORMAT_VERSION_SINGLE = 1  # one output bucket, no ``buckets`` field
-FEATURES = 768
+FORMAT_VERSION_KING = 3  # king input buckets: the ``king_buckets`` table follows ``buckets``
+FEATURES = 768  # inputs of one king bucket (all of a net without king buckets)
 MAX_HIDDEN = 4096
 MAX_BUCKETS = 16
+MAX_KING_BUCKETS = 16
+KING_SQUARES = 64
 MAX_PIECES = 32  # the most a legal board holds (16 a side): the buckets split 2 .. 32 evenly
 ACT_CRELU = 0
 ACT_SCRELU = 1
@@ -101,6 +113,7 @@ ACTIVATIONS = {ACT_CRELU: "crelu", ACT_SCRELU: "screlu"}
 _HEADER = struct.Struct("<8sIIIIII")
 SCALE_OFFSET = _HEADER.size - 4  # the last field common to both versions, ``scale``
 _BUCKETS = struct.Struct("<I")  # version 2: the header goes on with the bucket count
+_KING = struct.Struct("<I64B")  # version 3: then the king buckets and each square's bucket
 MAX_SCALE = 100_000
 _MAX_QA = 1 << 14  # larger scales overflow the int16 accumulators
 
@@ -123,8 +136,10 @@ NM_QB = 4
 NM_SCALE = 5
 NM_BUCKETS = 6
 NM_SUMS_FIT_INT32 = 7  # 1: every half's SCReLU sum fits int32 (``_screlu_sums_fit_int32``)
-NM_OUT_BIAS = 8  # bucket b's output bias is at NM_OUT_BIAS + b
-NET_META_SIZE = NM_OUT_BIAS + MAX_BUCKETS
+NM_KING_BUCKETS = 8  # K: 1 for a net without king buckets
+NM_OUT_BIAS = 9  # bucket b's output bias is at NM_OUT_BIAS + b
+NM_KING_TABLE = NM_OUT_BIAS + MAX_BUCKETS  # the king bucket of each square (files a-d used)
+NET_META_SIZE = NM_KING_TABLE + KING_SQUARES
 
 Int16Array = npt.NDArray[np.int16]
 Int32Array = npt.NDArray[np.int32]
@@ -164,6 +179,21 @@ class Net:
     def buckets(self) -> int:
         """Output buckets (1: one output layer for every position)."""
         return int(self.net_meta[NM_BUCKETS])
+
+    @property
+    def king_buckets(self) -> int:
+        """King input buckets (1: one set of feature weights whatever the kings' squares)."""
+        return int(self.net_meta[NM_KING_BUCKETS])
+
+    @property
+    def king_table(self) -> npt.NDArray[np.int64]:
+        """The king bucket of each of the 64 squares (a1 = 0), as the file gives it."""
+        return self.net_meta[NM_KING_TABLE:NM_KING_TABLE + KING_SQUARES].astype(np.int64)
+
+    @property
+    def inputs(self) -> int:
+        """Rows of feature weights: 768 for each king bucket."""
+        return FEATURES * self.king_buckets
 
 
 # Nets already read, by resolved path, with the file's (size, mtime) when read: the engine host
@@ -231,12 +261,12 @@ def _refreshed(board: BoardArray, row: int, net: Net) -> Int16Array:
 
 
 def layers(net: Net) -> tuple[Int16Array, Int16Array, Int16Array, Int32Array]:
-    """The net's weights as the file lays them out: the feature weights (768 x N), the feature
-    biases (N), the output weights (B x 2N, the side to move's half first) and the output
-    biases (B)."""
-    hidden, buckets = net.hidden, net.buckets
-    bias_at, out_at = FEATURES * hidden, (FEATURES + 1) * hidden
-    return (net.net16[:bias_at].reshape(FEATURES, hidden), net.net16[bias_at:out_at],
+    """The net's weights as the file lays them out: the feature weights (K x 768 rows of N,
+    king bucket by king bucket), the feature biases (N), the output weights (B x 2N, the side
+    to move's half first) and the output biases (B)."""
+    hidden, buckets, inputs = net.hidden, net.buckets, net.inputs
+    bias_at, out_at = inputs * hidden, (inputs + 1) * hidden
+    return (net.net16[:bias_at].reshape(inputs, hidden), net.net16[bias_at:out_at],
             net.net16[out_at:].reshape(buckets, 2 * hidden),
             net.net_meta[NM_OUT_BIAS:NM_OUT_BIAS + buckets].copy())
 
@@ -267,31 +297,61 @@ def encode_net(
     qa: int = QA,
     qb: int = QB,
     scale: int = SCALE,
+    king_table: npt.ArrayLike | None = None,
 ) -> bytes:
     """The bytes of a net file from quantised (integer) weights; shapes are checked.  The
-    output weights are 2N for one bucket, or B x 2N with B biases."""
+    output weights are 2N for one bucket, or B x 2N with B biases.  With ``king_table`` (the
+    king bucket of each of the 64 squares, ``check_king_table``) the feature weights are
+    K x 768 rows, K the table's buckets, and the file is version 3."""
     w1 = np.asarray(ft_weights, dtype=np.int16)
     hidden = w1.shape[1] if w1.ndim == 2 else 0
+    table = None if king_table is None else np.asarray(king_table, dtype=np.int64)
+    king_buckets = 1 if table is None else check_king_table(table)
+    inputs = FEATURES * king_buckets
     b1 = np.asarray(ft_bias, dtype=np.int16)
     w2 = np.asarray(out_weights, dtype=np.int16)
     w2 = w2.reshape(1, -1) if w2.ndim == 1 else w2
     b2 = np.asarray(out_bias, dtype=np.int64).reshape(-1)
     buckets = w2.shape[0]
-    if (w1.shape != (FEATURES, hidden) or b1.shape != (hidden,)
+    if (w1.shape != (inputs, hidden) or b1.shape != (hidden,)
             or w2.shape != (buckets, 2 * hidden) or b2.shape != (buckets,)):
         raise ValueError(
             f"net shapes {w1.shape}, {b1.shape}, {w2.shape}, {b2.shape} are not "
-            f"({FEATURES}, N), (N,), (2N,) or (B, 2N), and (B,)"
+            f"({inputs}, N), (N,), (2N,) or (B, 2N), and (B,)"
         )
     if not 1 <= buckets <= MAX_BUCKETS:
         raise ValueError(f"{buckets} output buckets is outside 1..{MAX_BUCKETS}")
-    if buckets == 1:
+    if table is not None:
+        header = (_HEADER.pack(MAGIC, FORMAT_VERSION_KING, hidden, activation, qa, qb, scale)
+                  + _BUCKETS.pack(buckets) + _KING.pack(king_buckets, *table.tolist()))
+    elif buckets == 1:
         header = _HEADER.pack(MAGIC, FORMAT_VERSION_SINGLE, hidden, activation, qa, qb, scale)
     else:
         header = (_HEADER.pack(MAGIC, FORMAT_VERSION, hidden, activation, qa, qb, scale)
                   + _BUCKETS.pack(buckets))
     return (header + w1.astype("<i2").tobytes() + b1.astype("<i2").tobytes()
             + w2.astype("<i2").tobytes() + b2.astype("<i4").tobytes())
+
+
+def check_king_table(table: npt.ArrayLike) -> int:
+    """The number of king buckets of a table of the 64 own-king squares' buckets (a1 = 0, as
+    the perspective sees the board); ``ValueError`` unless it is one: 64 entries, buckets 0 ..
+    K-1 each used, K at most ``MAX_KING_BUCKETS``, and the same bucket on a square and its
+    mirror across the d/e line (a king on files e-h is mirrored: the table's a-d half is
+    what is read)."""
+    squares = np.asarray(table, dtype=np.int64).reshape(-1)
+    if squares.shape != (KING_SQUARES,):
+        raise ValueError(f"a king table has {KING_SQUARES} squares, not {squares.size}")
+    count = int(squares.max()) + 1
+    if squares.min() < 0 or not 1 <= count <= MAX_KING_BUCKETS:
+        raise ValueError(f"king buckets must be 0..K-1 with K at most {MAX_KING_BUCKETS}")
+    if len(set(squares.tolist())) != count:
+        raise ValueError(f"a king table of {count} buckets leaves one of them unused")
+    mirrored = squares.reshape(8, 8)[:, ::-1].reshape(-1)
+    if not np.array_equal(squares, mirrored):
+        raise ValueError("a king table must give a square and its mirror across the d/e line "
+                         "the same bucket")
+    return count
 
 
 def load_net(path: str | Path) -> Net:
@@ -325,31 +385,44 @@ def parse_net(data: bytes, name: str) -> Net:
     magic, version, hidden, activation, qa, qb, scale = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise NetFileError(f"net file {name}: not a Kibitz net (magic {magic!r})")
-    if version not in (FORMAT_VERSION_SINGLE, FORMAT_VERSION):
+    if version not in (FORMAT_VERSION_SINGLE, FORMAT_VERSION, FORMAT_VERSION_KING):
         raise NetFileError(
             f"net file {name}: format version {version}, this engine reads "
-            f"{FORMAT_VERSION_SINGLE} and {FORMAT_VERSION}"
+            f"{FORMAT_VERSION_SINGLE}, {FORMAT_VERSION} and {FORMAT_VERSION_KING}"
         )
-    header_size, buckets = _HEADER.size, 1
-    if version == FORMAT_VERSION:
-        header_size += _BUCKETS.size
+    header_size, buckets, king_buckets = _HEADER.size, 1, 1
+    king_table = np.zeros(KING_SQUARES, dtype=np.int64)
+    if version in (FORMAT_VERSION, FORMAT_VERSION_KING):
+        header_size += _BUCKETS.size + (_KING.size if version == FORMAT_VERSION_KING else 0)
         if len(data) < header_size:
             raise NetFileError(f"net file {name}: {len(data)} bytes is shorter than the "
                                f"{header_size}-byte header")
         (buckets,) = _BUCKETS.unpack_from(data, _HEADER.size)
-        if not 2 <= buckets <= MAX_BUCKETS:
+        if not (1 if version == FORMAT_VERSION_KING else 2) <= buckets <= MAX_BUCKETS:
             raise NetFileError(f"net file {name}: {buckets} output buckets is outside "
-                               f"2..{MAX_BUCKETS}")
+                               f"{1 if version == FORMAT_VERSION_KING else 2}..{MAX_BUCKETS}")
+    if version == FORMAT_VERSION_KING:
+        king_buckets, *squares = _KING.unpack_from(data, _HEADER.size + _BUCKETS.size)
+        king_table = np.asarray(squares, dtype=np.int64)
+        try:
+            counted = check_king_table(king_table)
+        except ValueError as exc:
+            raise NetFileError(f"net file {name}: {exc}") from None
+        if counted != king_buckets:
+            raise NetFileError(f"net file {name}: {king_buckets} king buckets declared, but "
+                               f"its table uses {counted}")
     if not 1 <= hidden <= MAX_HIDDEN:
         raise NetFileError(f"net file {name}: hidden size {hidden} is outside 1..{MAX_HIDDEN}")
     if activation not in ACTIVATIONS:
         raise NetFileError(f"net file {name}: unknown activation {activation}")
     if not (1 <= qa <= _MAX_QA and 1 <= qb <= _MAX_QA and 1 <= scale <= MAX_SCALE):
         raise NetFileError(f"net file {name}: scales qa={qa} qb={qb} scale={scale} are invalid")
-    weights = FEATURES * hidden + hidden + buckets * 2 * hidden
+    inputs = FEATURES * king_buckets
+    weights = inputs * hidden + hidden + buckets * 2 * hidden
     expected = header_size + 2 * weights + 4 * buckets
     if len(data) != expected:
-        shape = f"N={hidden}" + (f" and {buckets} buckets" if buckets > 1 else "")
+        shape = (f"N={hidden}" + (f" and {buckets} buckets" if buckets > 1 else "")
+                 + (f" and {king_buckets} king buckets" if king_buckets > 1 else ""))
         raise NetFileError(
             f"net file {name}: {len(data)} bytes, but a net with {shape} has {expected} "
             f"({'truncated' if len(data) < expected else 'trailing data'})"
@@ -364,8 +437,10 @@ def parse_net(data: bytes, name: str) -> Net:
     net_meta[NM_QB] = qb
     net_meta[NM_SCALE] = scale
     net_meta[NM_BUCKETS] = buckets
+    net_meta[NM_KING_BUCKETS] = king_buckets
     net_meta[NM_OUT_BIAS:NM_OUT_BIAS + buckets] = out_biases
-    out_weights = net16[(FEATURES + 1) * hidden:]
+    net_meta[NM_KING_TABLE:NM_KING_TABLE + KING_SQUARES] = king_table
+    out_weights = net16[(inputs + 1) * hidden:]
     net_meta[NM_SUMS_FIT_INT32] = _screlu_sums_fit_int32(out_weights, hidden, qa)
     # read-only: the engine host loads the net before forking, so games share its pages
     net16.flags.writeable = False
@@ -385,24 +460,57 @@ def _screlu_sums_fit_int32(out_weights: Int16Array, hidden: int, qa: int) -> int
 # --- compiled --------------------------------------------------------------------------------
 
 
+# A side's view of the board, one int: (first input of its king bucket) << 6 | the square
+# flip, 56 for black (the board seen from its side) xor 7 when its king stands on files e-h
+# (mirrored onto a-d, so the king buckets need cover only half the board).  Without king
+# buckets the view is the flip alone.
+VIEW_FLIP_MASK = 63
+
+
+@njit_noalloc_inline
+def view(side: int, king_sq: int, net_meta: Int32Array) -> int:
+    """The view of ``side`` with its king on mailbox square ``king_sq``."""
+    flip = 0 if side == WHITE else 56
+    if net_meta[NM_KING_BUCKETS] <= 1:
+        return flip
+    king = int(SQ64_TABLE[king_sq]) ^ flip
+    if king & 7 >= 4:
+        flip ^= 7
+        king ^= 7
+    return ((int(net_meta[NM_KING_TABLE + king]) * FEATURES) << 6) | flip
+
+
+@njit_noalloc_inline
+def feature_in_view(side: int, side_view: int, piece: int, sq: int) -> int:
+    """The input index of ``piece`` (board code) on mailbox square ``sq`` for ``side``, seen
+    as ``side_view`` (``view``) says."""
+    s = int(SQ64_TABLE[sq]) ^ (side_view & VIEW_FLIP_MASK)
+    relation = 0 if (piece >> 3) == side else 1
+    return (side_view >> 6) + ((relation * 6 + (piece & 7) - 1) << 6) + s
+
+
 @njit_noalloc_inline
 def feature(perspective: int, piece: int, sq: int) -> int:
-    """The input index of ``piece`` (board code) on mailbox square ``sq`` for one side."""
-    s = int(SQ64_TABLE[sq])
-    if perspective != WHITE:
-        s ^= 56
-    relation = 0 if (piece >> 3) == perspective else 1
-    return ((relation * 6 + (piece & 7) - 1) << 6) + s
+    """The input index of ``piece`` (board code) on mailbox square ``sq`` for one side, in a
+    net without king buckets."""
+    return feature_in_view(perspective, 0 if perspective == WHITE else 56, piece, sq)
 
 
 @njit_noalloc_inline
-def _add(acc: Int16Array, row: int, net16: Int16Array, hidden: int, piece: int, sq: int) -> None:
-    for side in range(2):
-        base = feature(side, piece, sq) * hidden
-        out = acc[row, side * hidden:(side + 1) * hidden]
-        w = net16[base:base + hidden]
-        for i in range(hidden):
-            out[i] += w[i]
+def _refresh_side(board: BoardArray, row: int, side: int, side_view: int, net16: Int16Array,
+                  hidden: int, inputs: int, acc: Int16Array) -> None:
+    """``side``'s half of accumulator row ``row`` from scratch: the bias plus every piece."""
+    out = acc[row, side * hidden:(side + 1) * hidden]
+    bias = net16[inputs * hidden:inputs * hidden + hidden]
+    for i in range(hidden):
+        out[i] = bias[i]
+    for sq in range(21, 99):
+        piece = board[sq]
+        if piece > 0:
+            base = feature_in_view(side, side_view, piece, sq) * hidden
+            w = net16[base:base + hidden]
+            for i in range(hidden):
+                out[i] += w[i]
 
 
 @njit_noalloc
@@ -411,15 +519,14 @@ def refresh(
 ) -> None:
     """Accumulator row ``row`` from scratch: the bias plus every piece on ``board``."""
     hidden = net_meta[NM_HIDDEN]
-    bias = net16[FEATURES * hidden:FEATURES * hidden + hidden]
+    inputs = FEATURES * net_meta[NM_KING_BUCKETS]
     for side in range(2):
-        out = acc[row, side * hidden:(side + 1) * hidden]
-        for i in range(hidden):
-            out[i] = bias[i]
-    for sq in range(21, 99):
-        piece = board[sq]
-        if piece > 0:
-            _add(acc, row, net16, hidden, piece, sq)
+        king_sq = 0
+        for sq in range(21, 99):
+            if board[sq] == KING | (side << 3):
+                king_sq = sq
+        _refresh_side(board, row, side, view(side, king_sq, net_meta), net16, hidden, inputs,
+                      acc)
 
 
 @njit_noalloc_inline
@@ -484,12 +591,23 @@ def _push_row(
     us = 1 - stack[row, S_SIDE]
     frm = move & MOVE_SQ_MASK
     to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
+    white_view = view(WHITE, stack[row, S_KING], net_meta)
+    black_view = view(1, stack[row, S_KING + 1], net_meta)
+    # the side (0, 1) whose half is made afresh, -1 for none: a king that moved into another
+    # bucket or across the d/e line changes every input of its side's
+    fresh = -1
+    if net_meta[NM_KING_BUCKETS] > 1 and (white_view if us == WHITE else black_view) != view(
+            us, stack[parent, S_KING + us], net_meta):
+        fresh = us
+        _refresh_side(board, row, us, white_view if us == WHITE else black_view, net16, hidden,
+                      FEATURES * net_meta[NM_KING_BUCKETS], acc)
     if move & FLAG_CASTLE:
         kto, rto = castling_squares(frm, to, us)
         king = KING | (us << 3)
         rook = ROOK | (us << 3)
         # the king's and the rook's squares may coincide (chess960): the four rows still sum
-        _update(acc, parent, row, net16, hidden, king, frm, king, kto, rook, to, rook, rto)
+        _update(acc, parent, row, fresh, white_view, black_view, net16, hidden,
+                king, frm, king, kto, rook, to, rook, rto)
         return
     placed = board[to]
     moved = PAWN | (us << 3) if (move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK else placed
@@ -497,32 +615,37 @@ def _push_row(
         cap_sq = to
         if move & FLAG_EP:
             cap_sq = to - 10 if us == WHITE else to + 10
-        _update(acc, parent, row, net16, hidden, moved, frm, placed, to,
-                stack[row, S_CAPTURED], cap_sq, EMPTY, 0)
+        _update(acc, parent, row, fresh, white_view, black_view, net16, hidden, moved, frm,
+                placed, to, stack[row, S_CAPTURED], cap_sq, EMPTY, 0)
     else:
-        _update(acc, parent, row, net16, hidden, moved, frm, placed, to, EMPTY, 0, EMPTY, 0)
+        _update(acc, parent, row, fresh, white_view, black_view, net16, hidden, moved, frm,
+                placed, to, EMPTY, 0, EMPTY, 0)
 
 
 @njit_noalloc_inline
 def _update(
-    acc: Int16Array, parent: int, row: int, net16: Int16Array, hidden: int,
-    sub1: int, sub1_sq: int, add1: int, add1_sq: int,
+    acc: Int16Array, parent: int, row: int, fresh: int, white_view: int, black_view: int,
+    net16: Int16Array, hidden: int, sub1: int, sub1_sq: int, add1: int, add1_sq: int,
     sub2: int, sub2_sq: int, add2: int, add2_sq: int,
 ) -> None:
     """Row ``row`` = row ``parent`` - sub1 + add1 (- sub2) (+ add2), features by piece and
-    square; a piece of ``EMPTY`` is left out."""
+    square in each side's view; a piece of ``EMPTY`` is left out, and so is the side
+    ``fresh`` (its half already made from the board)."""
     for side in range(2):
+        if side == fresh:
+            continue
+        side_view = white_view if side == WHITE else black_view
         out = acc[row, side * hidden:(side + 1) * hidden]
         src = acc[parent, side * hidden:(side + 1) * hidden]
-        s1 = net16[feature(side, sub1, sub1_sq) * hidden:][:hidden]
-        a1 = net16[feature(side, add1, add1_sq) * hidden:][:hidden]
+        s1 = net16[feature_in_view(side, side_view, sub1, sub1_sq) * hidden:][:hidden]
+        a1 = net16[feature_in_view(side, side_view, add1, add1_sq) * hidden:][:hidden]
         if add2 != EMPTY:
-            s2 = net16[feature(side, sub2, sub2_sq) * hidden:][:hidden]
-            a2 = net16[feature(side, add2, add2_sq) * hidden:][:hidden]
+            s2 = net16[feature_in_view(side, side_view, sub2, sub2_sq) * hidden:][:hidden]
+            a2 = net16[feature_in_view(side, side_view, add2, add2_sq) * hidden:][:hidden]
             for i in range(hidden):
                 out[i] = src[i] - s1[i] + a1[i] - s2[i] + a2[i]
         elif sub2 != EMPTY:
-            s2 = net16[feature(side, sub2, sub2_sq) * hidden:][:hidden]
+            s2 = net16[feature_in_view(side, side_view, sub2, sub2_sq) * hidden:][:hidden]
             for i in range(hidden):
                 out[i] = src[i] - s1[i] + a1[i] - s2[i]
         else:
@@ -560,7 +683,7 @@ def evaluate_net(
     us = stack[row, S_SIDE]
     buckets = net_meta[NM_BUCKETS]
     bucket = output_bucket(piece_count(stack, row), buckets) if buckets > 1 else 0
-    out_base = FEATURES * hidden + hidden + bucket * 2 * hidden
+    out_base = FEATURES * net_meta[NM_KING_BUCKETS] * hidden + hidden + bucket * 2 * hidden
     total = 0
     screlu = net_meta[NM_ACTIVATION] == ACT_SCRELU
     fits_int32 = net_meta[NM_SUMS_FIT_INT32] != 0

@@ -488,7 +488,8 @@ class UciEngine:
             raise UciError(f"setoption: EvalFile: {failure}; using the hand-written evaluation")
         if net is not None:
             self.send(f"info string EvalFile {path} loaded: net {net.hash}, "
-                      f"{nnue.FEATURES}->{net.hidden}x2->1 {net.activation_name}")
+                      f"{net.inputs}->{net.hidden}x2->{net.buckets} {net.activation_name}"
+                      + (f", {net.king_buckets} king buckets" if net.king_buckets > 1 else ""))
 
     def _cmd_eval(self, _: list[str]) -> None:
         """Print the static scores of the current position (side to move's view, cp)."""

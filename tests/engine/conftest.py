@@ -126,13 +126,15 @@ def random_boards(seed: int, games: int, chess960: bool, max_plies: int) -> list
 
 
 def random_net_bytes(
-    seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1
+    seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1,
+    king_table: npt.NDArray[np.int64] | None = None,
 ) -> tuple[bytes, dict[str, FloatArray]]:
     """A small net file with seeded random float weights, quantised as the trainer does, and
     its quantised layers (``w1``, ``b1``, ``w2``, ``b2``; output weights are (buckets, 2N),
-    each bucket's own) for scoring by hand."""
+    each bucket's own; ``w1`` is K x 768 rows with a ``king_table``) for scoring by hand."""
     rng = np.random.default_rng(seed)
-    w1 = rng.uniform(-0.25, 0.25, size=(nnue.FEATURES, hidden))
+    king_buckets = 1 if king_table is None else int(king_table.max()) + 1
+    w1 = rng.uniform(-0.25, 0.25, size=(nnue.FEATURES * king_buckets, hidden))
     b1 = rng.uniform(0.0, 0.5, size=hidden)
     w2 = rng.uniform(-1.5, 1.5, size=(buckets, 2 * hidden))
     b2 = rng.uniform(-0.1, 0.1, size=buckets)
@@ -143,7 +145,7 @@ def random_net_bytes(
     }
     out_weights, out_bias = (q["w2"], q["b2"]) if buckets > 1 else (q["w2"][0], int(q["b2"][0]))
     data = nnue.encode_net(q["w1"], q["b1"], out_weights, out_bias, activation=activation,
-                           qa=qa, qb=qb, scale=400)
+                           qa=qa, qb=qb, scale=400, king_table=king_table)
     return data, q
 
 
@@ -158,10 +160,11 @@ class RandomNet:
 
 
 def random_net(
-    path: Path, seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1
+    path: Path, seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1,
+    king_table: npt.NDArray[np.int64] | None = None,
 ) -> RandomNet:
     """``random_net_bytes`` written to ``path`` and loaded from it."""
-    data, q = random_net_bytes(seed, hidden, activation, buckets)
+    data, q = random_net_bytes(seed, hidden, activation, buckets, king_table)
     path.write_bytes(data)
     return RandomNet(data, q, nnue.load_net(path))
 

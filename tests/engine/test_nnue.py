@@ -43,10 +43,12 @@ SPECIAL_FENS = (
 )
 
 
-def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int) -> float:
+def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int,
+                 king_table: npt.NDArray[np.int64] | None = None) -> float:
     """The net's score by hand: dequantised weights, float arithmetic, python-chess squares;
     the output layer of the bucket that the board's piece count falls in (2 .. 32 pieces in
-    even ranges)."""
+    even ranges).  With a king table each side reads the rows of its own king's bucket, the
+    board mirrored across the d/e line when that king is on files e-h."""
     board = chess.Board(fen)
     hidden = q["b1"].shape[0]
     buckets = q["w2"].shape[0]
@@ -54,10 +56,18 @@ def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int) -> float:
     accs = []
     for perspective in (chess.WHITE, chess.BLACK):
         a = q["b1"] / 255.0
+        flip = 0 if perspective == chess.WHITE else 56
+        base = 0
+        if king_table is not None:
+            king = board.king(perspective)
+            assert king is not None
+            if chess.square_file(king) >= 4:
+                flip ^= 7
+            base = int(king_table[king ^ flip]) * 768
         for square, piece in board.piece_map().items():
             relation = 0 if piece.color == perspective else 1
-            sq = square if perspective == chess.WHITE else square ^ 56
-            a = a + q["w1"][(relation * 6 + piece.piece_type - 1) * 64 + sq] / 255.0
+            sq = square ^ flip
+            a = a + q["w1"][base + (relation * 6 + piece.piece_type - 1) * 64 + sq] / 255.0
         accs.append(np.clip(a, 0.0, 1.0))
     us, them = (accs[0], accs[1]) if board.turn == chess.WHITE else (accs[1], accs[0])
     x = np.concatenate([us, them])

@@ -25,7 +25,8 @@ generation's, its shape with it) instead of random weights: the next generation 
 its own games without starting over, which needs less data.  A net of one bucket starts every
 bucket of a ``--buckets`` model with its own output layer, so that the bucketed model scores as
 it did until training tells the buckets apart; ``--output-only`` then trains the output layer
-alone, the feature transformer kept as it is.
+alone, the feature transformer kept as it is.  ``--king-buckets K`` gives the inputs K king
+buckets (``tools.nnue.features``); a net without them starts the rows all buckets share.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
 from tools.nnue import scale as nnue_scale
+from tools.nnue.features import KING_LAYOUTS, features, inputs_of, pieces
 from tools.nnue.shards import mean_by_origin, training_sources
 
 # the engine's net format declares the quantisation scales; the trainer rounds to them
@@ -50,57 +52,12 @@ QA = nnue.QA
 QB = nnue.QB
 DEFAULT_HIDDEN = 128
 SCALE = nnue.SCALE  # centipawns per unit of the model's logit at K = 400 (``--no-fit-scale``)
-PAD = nnue.FEATURES  # the index of the all-zero row that pads positions to MAX_PIECES
 MAX_PIECES = nnue.MAX_PIECES
 FT_LIMIT = 32767 / QA / MAX_PIECES  # a feature weight so large could overflow an accumulator
 OUT_LIMIT = 32767 / QB
 
-IndexArray = npt.NDArray[np.int16]
-# Records turned into input indices at a time: the unpacking's intermediates take about 2 KB a
-# record, so all of a 16 M-position set at once needed more than 24 GB.
-FEATURE_CHUNK = 1 << 20
 # Positions per forward pass when a loss is measured without training (the held-out set).
 EVAL_BATCH = 1 << 16
-
-
-def features(records: npt.NDArray[np.void]) -> tuple[IndexArray, IndexArray,
-                                                     npt.NDArray[np.int64]]:
-    """Input indices of every record for white's and black's view (padded with ``PAD``), and
-    the side to move (0 white, 1 black).  A row's count of indices other than ``PAD`` is its
-    number of pieces (``pieces``).  The indices are int16 (768 features and the pad fit),
-    a quarter of int64's memory: they are widened a batch at a time (``widen``)."""
-    n = len(records)
-    white_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
-    black_idx = np.full((n, MAX_PIECES), PAD, dtype=np.int16)
-    for first in range(0, n, FEATURE_CHUNK):
-        last = first + FEATURE_CHUNK
-        _fill_features(records[first:last], white_idx[first:last], black_idx[first:last])
-    return white_idx, black_idx, records["stm"].astype(np.int64)
-
-
-def _fill_features(records: npt.NDArray[np.void], white_idx: IndexArray,
-                   black_idx: IndexArray) -> None:
-    """Write the records' occupied slots into their rows of the (padded) index arrays."""
-    n = len(records)
-    occupancy = records["occupancy"].astype("<u8").view(np.uint8).reshape(n, 8)
-    bits = np.unpackbits(occupancy, axis=1, bitorder="little").astype(bool)  # (n, 64)
-    packed = records["pieces"]
-    nibbles = np.stack([packed & 15, packed >> 4], axis=2).reshape(n, 32)
-    rank = np.cumsum(bits, axis=1) - 1  # the k-th occupied square holds nibble k
-    rows, squares = np.nonzero(bits)
-    slot = rank[rows, squares]
-    codes = nibbles[rows, slot].astype(np.int64)
-    piece_type = codes % 8
-    black = codes >= 8
-    white_view = (black * 6 + piece_type) * 64 + squares
-    black_view = ((~black) * 6 + piece_type) * 64 + (squares ^ 56)
-    white_idx[rows, slot] = white_view
-    black_idx[rows, slot] = black_view
-
-
-def pieces(indices: IndexArray) -> npt.NDArray[np.int64]:
-    """Pieces on the board of each row of input indices."""
-    return np.asarray((indices != PAD).sum(axis=1), dtype=np.int64)
 
 
 def widen(batch: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -119,41 +76,65 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
     worth anywhere is learnt from all its positions at once, which matters when the data is
     small.  The export adds the two, so the engine's net has the same shape either way.
     ``buckets`` output layers side by side: each position takes its bucket's output.
+
+    With a ``king_table`` (K king buckets) the inputs are 768 per bucket, and each feature's
+    weights are also the sum of its bucket's row and a row shared by all buckets (the
+    ``king_factor``): what a piece on a square is worth whatever the king's bucket is learnt
+    from every position, the buckets learn only how the king's place changes it.  A net
+    without king buckets starts the shared rows, with the buckets' own at 0 (``load_init``).
     """
 
     def __init__(self, hidden: int, screlu: bool, factorize: bool = False,
-                 buckets: int = 1) -> None:
+                 buckets: int = 1, king_table: npt.NDArray[np.int64] | None = None) -> None:
         super().__init__()
-        self.ft = torch.nn.EmbeddingBag(nnue.FEATURES + 1, hidden, mode="sum", padding_idx=PAD)
+        self.inputs = inputs_of(king_table)
+        self.king_table = king_table
+        self.pad = self.inputs  # the index of the all-zero row that pads positions
+        self.ft = torch.nn.EmbeddingBag(self.inputs + 1, hidden, mode="sum",
+                                        padding_idx=self.pad)
         self.ft_bias = torch.nn.Parameter(torch.zeros(hidden))
         self.out = torch.nn.Linear(2 * hidden, buckets)
         self.screlu = screlu
         self.factor = (torch.nn.EmbeddingBag(PIECES + 1, hidden, mode="sum", padding_idx=PIECES)
                        if factorize else None)
+        self.king_factor = (
+            torch.nn.EmbeddingBag(nnue.FEATURES + 1, hidden, mode="sum",
+                                  padding_idx=nnue.FEATURES)
+            if self.inputs > nnue.FEATURES else None)
         with torch.no_grad():
             self.ft.weight.uniform_(-0.05, 0.05)
-            self.ft.weight[PAD].zero_()
+            self.ft.weight[self.pad].zero_()
             self.ft_bias.fill_(0.1)
             if self.factor is not None:
                 self.factor.weight.zero_()
+            if self.king_factor is not None:
+                self.king_factor.weight.zero_()
 
     def _side(self, indices: torch.Tensor) -> torch.Tensor:
         acc = self.ft(indices) + self.ft_bias
+        padded = indices == self.pad
+        in_bucket = indices % nnue.FEATURES  # the feature with its king bucket dropped
         if self.factor is not None:
-            acc = acc + self.factor(torch.where(indices == PAD, PIECES, indices // 64))
+            acc = acc + self.factor(torch.where(padded, PIECES, in_bucket // 64))
+        if self.king_factor is not None:
+            acc = acc + self.king_factor(torch.where(padded, nnue.FEATURES, in_bucket))
         return acc
 
     def feature_weights(self) -> torch.Tensor:
-        """The 768 x N feature weights as the engine will see them."""
-        weights = self.ft.weight[: nnue.FEATURES]
+        """The K x 768 rows of N feature weights as the engine will see them."""
+        weights = self.ft.weight[: self.inputs]
+        shared = torch.zeros_like(self.ft.weight[: nnue.FEATURES])
         if self.factor is not None:
-            weights = weights + self.factor.weight[:PIECES].repeat_interleave(64, dim=0)
-        return weights
+            shared = shared + self.factor.weight[:PIECES].repeat_interleave(64, dim=0)
+        if self.king_factor is not None:
+            shared = shared + self.king_factor.weight[: nnue.FEATURES]
+        return weights + shared.repeat(self.inputs // nnue.FEATURES, 1)
 
     def feature_parameters(self) -> list[torch.nn.Parameter]:
         """The feature transformer's parameters (all but the output layer's)."""
         return [self.ft.weight, self.ft_bias,
-                *([self.factor.weight] if self.factor is not None else [])]
+                *([self.factor.weight] if self.factor is not None else []),
+                *([self.king_factor.weight] if self.king_factor is not None else [])]
 
     def forward(self, white: torch.Tensor, black: torch.Tensor, stm: torch.Tensor,
                 bucket: torch.Tensor) -> torch.Tensor:
@@ -171,16 +152,19 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
     def clip(self) -> None:
         with torch.no_grad():
             self.ft.weight.clamp_(-FT_LIMIT, FT_LIMIT)
+            if self.king_factor is not None:
+                self.king_factor.weight.clamp_(-FT_LIMIT, FT_LIMIT)
             self.out.weight.clamp_(-OUT_LIMIT, OUT_LIMIT)
 
 
-def mirror_half(indices: torch.Tensor) -> torch.Tensor:
+def mirror_half(indices: torch.Tensor, pad: int) -> torch.Tensor:
     """The batch with its second half mirrored across the d/e line (file a <-> h): the net
     sees no castling rights, so a mirrored position keeps its score and result, and the data
-    counts double.  Square bits 0-2 are the file; the padding row stays as it is."""
+    counts double.  Square bits 0-2 are the file; the padding row stays as it is.  (A net
+    of king buckets mirrors every position to its king's side itself: no use for it.)"""
     flipped = indices.clone()
     half = flipped[len(flipped) // 2:]
-    half[half != PAD] ^= 7
+    half[half != pad] ^= 7
     return flipped
 
 
@@ -188,7 +172,10 @@ def load_init(model: Net, net: nnue.Net) -> None:
     """The model's weights from a written net: its integers back to floats at the file's own
     scales (the factorised rows start at 0), so that an export before any training writes the
     same weights again.  A net of one output bucket gives its output layer to every bucket of
-    the model; a bucketed net needs a model of as many buckets.  The file's centipawn scale is
+    the model; a bucketed net needs a model of as many buckets.  A net without king buckets
+    gives its feature weights to a king-bucketed model's shared rows (``king_factor``), each
+    bucket's own rows at 0, so that the model scores every position as the net did; a net of
+    king buckets needs a model of the same table.  The file's centipawn scale is
     not read back: the model's output times ``SCALE`` is centipawns at K = 400 (a logit), and
     the file's scale, the engine's centipawns, is fitted again at export."""
     qa, qb = int(net.net_meta[nnue.NM_QA]), int(net.net_meta[nnue.NM_QB])
@@ -202,13 +189,20 @@ def load_init(model: Net, net: nnue.Net) -> None:
     if net.buckets not in (1, buckets):
         raise ValueError(f"a model of {buckets} output buckets cannot start from a net of "
                          f"{net.buckets}")
+    if net.king_buckets > 1 and (model.king_table is None
+                                 or not np.array_equal(net.king_table, model.king_table)):
+        raise ValueError("a net of king buckets needs a model of the same king table")
     w2 = np.broadcast_to(out_weights, (buckets, 2 * old)).astype(np.float32) / qb
     b2 = np.broadcast_to(out_biases, (buckets,)).astype(np.float32) / (qa * qb)
     with torch.no_grad():
         # A wider model keeps the net's units as its first ones; the added units keep their
         # random input weights but start with output weights of 0, so the widened model
         # scores every position as the net did and the new units grow from there.
-        model.ft.weight[:nnue.FEATURES, :old] = torch.from_numpy(w1)
+        if model.king_factor is not None and net.king_buckets == 1:
+            model.ft.weight[:model.inputs, :old] = 0.0
+            model.king_factor.weight[:nnue.FEATURES, :old] = torch.from_numpy(w1)
+        else:
+            model.ft.weight[:model.inputs, :old] = torch.from_numpy(w1)
         model.ft_bias[:old] = torch.from_numpy(b1)
         model.out.weight.zero_()
         model.out.weight[:, :old] = torch.from_numpy(w2[:, :old])  # the side to move's units
@@ -225,7 +219,7 @@ def export(model: Net, activation: int) -> bytes:
     b2 = model.out.bias.detach().cpu().numpy().astype(np.float64)
     return nnue.encode_net(np.round(w1 * QA), np.round(b1 * QA), np.round(w2 * QB),
                            np.round(b2 * QA * QB), activation=activation, qa=QA, qb=QB,
-                           scale=SCALE)
+                           scale=SCALE, king_table=model.king_table)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -242,6 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--buckets", type=int,
                         help=f"output buckets by the number of pieces, 1..{nnue.MAX_BUCKETS} "
                              "(default: the --init net's, or 1)")
+    parser.add_argument("--king-buckets", type=int, choices=sorted(KING_LAYOUTS),
+                        help="king input buckets: 768 inputs for each of the own king's "
+                             "buckets (tools.nnue.features.KING_LAYOUTS; default: the --init "
+                             "net's, or none); a net without them starts every bucket")
     parser.add_argument("--output-only", action="store_true",
                         help="train the output layer alone, the --init net's feature "
                              "transformer kept as it is")
@@ -285,6 +283,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"--hidden {args.hidden} is narrower than the --init net's "
                              f"N={init.hidden} (N stays, or grows)")
         args.activation = init.activation_name
+        if init.king_buckets > 1:
+            if args.king_buckets not in (None, init.king_buckets):
+                raise SystemExit(f"--king-buckets {args.king_buckets}: the --init net has "
+                                 f"{init.king_buckets}")
+            args.king_buckets = init.king_buckets
         args.buckets = init.buckets if args.buckets is None else args.buckets
         if init.buckets not in (1, args.buckets):
             raise SystemExit(f"--buckets {args.buckets}: the --init net has {init.buckets} "
@@ -295,6 +298,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.buckets = 1 if args.buckets is None else args.buckets
     if not 1 <= args.buckets <= nnue.MAX_BUCKETS:
         raise SystemExit(f"--buckets must be 1..{nnue.MAX_BUCKETS}")
+    king_table = None if args.king_buckets is None else KING_LAYOUTS[args.king_buckets]
+    if init is not None and king_table is not None and init.king_buckets > 1 \
+            and not np.array_equal(init.king_table, king_table):
+        raise SystemExit(f"--init: its king table is not KING_LAYOUTS[{args.king_buckets}]")
+    if king_table is not None and args.mirror:
+        args.mirror = False  # each position is already seen with its king on files a-d
     sources = training_sources(args.data, args.k)
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
@@ -324,8 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     origin_ids = np.concatenate(valid_origin)
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
-    white, black, stm = features(records)
-    bucket = torch.from_numpy(nnue.bucket_of(pieces(white), args.buckets))
+    white, black, stm = features(records, king_table)
+    bucket = torch.from_numpy(nnue.bucket_of(pieces(white, inputs_of(king_table)),
+                                             args.buckets))
     score = torch.tensor(records["score"].astype(np.float32))
     result_white = torch.tensor(records["result"].astype(np.float32) / 2.0)
     stm_t = torch.tensor(stm)
@@ -336,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     train = [t[:split].to(device) for t in tensors]
     valid = [t[split:].to(device) for t in tensors]
     activation = nnue.ACT_SCRELU if args.activation == "screlu" else nnue.ACT_CRELU
-    model = Net(args.hidden, activation == nnue.ACT_SCRELU, args.factorize, args.buckets)
+    model = Net(args.hidden, activation == nnue.ACT_SCRELU, args.factorize, args.buckets,
+                king_table)
     if init is not None:
         load_init(model, init)
     model = model.to(device)
@@ -372,7 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
           f"N={args.hidden} {args.activation}"
-          f"{f', {args.buckets} output buckets' if args.buckets > 1 else ''} on {device}"
+          f"{f', {args.buckets} output buckets' if args.buckets > 1 else ''}"
+          f"{f', {args.king_buckets} king buckets' if king_table is not None else ''} on {device}"
           f"{', the output layer alone' if args.output_only else ''}"
           f"{', half of each batch mirrored' if args.mirror else ''}"
           f"{', factorised' if args.factorize else ''}"
@@ -389,7 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             optimiser.zero_grad()
             batch = [t[index] for t in train]
             if args.mirror:
-                batch[0], batch[1] = mirror_half(batch[0]), mirror_half(batch[1])
+                batch[0], batch[1] = (mirror_half(batch[0], model.pad),
+                                      mirror_half(batch[1], model.pad))
             loss = loss_of(batch)
             loss.backward()
             optimiser.step()
@@ -410,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"x the hand-written evaluation over {fit.positions} held-out positions")
     net = nnue.load_net(args.out)  # the engine's own check of what was written
     print(f"wrote {args.out}: net {net.hash}, N={net.hidden}, {net.buckets} output bucket(s), "
+          f"{net.king_buckets} king bucket(s), "
           f"{args.out.stat().st_size} bytes")
     sanity(model, net, records[split:][:SANITY_POSITIONS], valid)
     return 0

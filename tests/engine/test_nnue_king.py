@@ -1,0 +1,145 @@
+"""King input buckets: the engine's scores and accumulators, the trainer's indices, the file."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from engine import nnue
+from engine.board import Position
+from engine.constants import M_PLY, MAILBOX, S_KING, StackArray
+from tests.engine.conftest import random_boards, random_net, random_net_bytes
+from tests.engine.test_nnue import SPECIAL_FENS, _numpy_score
+from tools.nnue.data import RECORD_DTYPE, encode
+from tools.nnue.features import KING_LAYOUTS, features, inputs_of, pieces
+
+# kings castled on both wings, in the centre, on the e-h half and far up the board
+KING_FENS = (
+    chess.STARTING_FEN,
+    "r4rk1/pp3ppp/2n1pn2/8/3P4/2N2N2/PP3PPP/2KR3R w - - 0 14",
+    "2kr3r/pp3ppp/2n1pn2/8/3P4/2N2N2/PP3PPP/R4RK1 b - - 0 14",
+    "8/5k2/8/4p3/3K4/8/4P3/8 w - - 0 40",
+    "8/1k6/8/8/6K1/8/p7/8 b - - 0 50",
+    "6k1/p4pp1/8/8/3P4/8/P4P2/1K6 w - - 0 30",
+)
+
+
+@pytest.mark.parametrize("layout", sorted(KING_LAYOUTS))
+def test_a_king_bucketed_net_scores_as_computed_by_hand(tmp_path: Path, layout: int) -> None:
+    table = KING_LAYOUTS[layout]
+    made = random_net(tmp_path / "k.nnue", seed=31, hidden=8, buckets=2, king_table=table)
+    assert made.net.king_buckets == layout and made.net.inputs == 768 * layout
+    assert np.array_equal(made.net.king_table, table)
+    for fen in (*KING_FENS, *SPECIAL_FENS):
+        learned = nnue.raw_net_score(Position.from_fen(fen), made.net)
+        expected = _numpy_score(fen, made.q, nnue.ACT_SCRELU, table)
+        assert abs(learned - expected) <= 1.0, (fen, learned, expected)
+    # the buckets' rows differ, so the king's square must move the score: the same pieces
+    # with white's king one square across the d/e line score otherwise
+    a = nnue.raw_net_score(Position.from_fen("4k3/pppppppp/8/8/8/8/PPPPPPPP/3K4 w - - 0 1"),
+                           made.net)
+    b = nnue.raw_net_score(Position.from_fen("4k3/pppppppp/8/8/8/8/PPPPPPPP/4K3 w - - 0 1"),
+                           made.net)
+    assert a != b
+
+
+def test_incremental_accumulators_refresh_a_side_whose_king_changes_bucket(
+        tmp_path: Path) -> None:
+    net = random_net(tmp_path / "k.nnue", seed=13, hidden=16, king_table=KING_LAYOUTS[4]).net
+    acc = nnue.new_accumulators(net.hidden)
+    fresh = nnue.new_accumulators(net.hidden)
+    rng = random.Random(2029)
+    rebucketed = checked = 0
+    for fen in (*KING_FENS, *SPECIAL_FENS):
+        for _ in range(3):
+            pos = Position.from_fen(fen)
+            board, stack, _, meta = pos.arrays
+            nnue.refresh(board, int(meta[M_PLY]), net.net16, net.net_meta, acc)
+            for _ in range(80):
+                moves = pos.legal_moves()
+                if not moves:
+                    break
+                kings = [m for m in moves if pos.move_to_uci(m)[:2] in _king_names(pos)]
+                move = rng.choice(kings if kings and rng.random() < 0.5 else moves)
+                before = _views(stack, int(meta[M_PLY]), net)
+                pos.push_unchecked(move)
+                row = int(meta[M_PLY])
+                rebucketed += before != _views(stack, row, net)
+                nnue.push(board, stack, meta, net.net16, net.net_meta, acc)
+                nnue.refresh(board, row, net.net16, net.net_meta, fresh)
+                assert np.array_equal(acc[row], fresh[row]), (fen, pos.fen())
+                checked += 1
+    assert checked > 500 and rebucketed > 50, (checked, rebucketed)
+
+
+def _king_names(pos: Position) -> set[str]:
+    board = chess.Board(pos.fen())
+    king = board.king(board.turn)
+    return set() if king is None else {chess.square_name(king)}
+
+
+def _views(stack: StackArray, row: int, net: nnue.Net) -> tuple[int, int]:
+    return (nnue.view(0, int(stack[row, S_KING]), net.net_meta),
+            nnue.view(1, int(stack[row, S_KING + 1]), net.net_meta))
+
+
+@pytest.mark.parametrize("layout", [None, *sorted(KING_LAYOUTS)])
+def test_the_trainers_input_indices_are_the_engines(tmp_path: Path, layout: int | None) -> None:
+    table = None if layout is None else KING_LAYOUTS[layout]
+    net = random_net(tmp_path / "k.nnue", seed=3, hidden=4, king_table=table).net
+    boards = random_boards(seed=41, games=12, chess960=False, max_plies=120)
+    boards += [chess.Board(fen) for fen in KING_FENS]
+    records = np.frombuffer(b"".join(encode(board, 0, 1) for board in boards),
+                            dtype=RECORD_DTYPE)
+    white, black, stm = features(records, table)
+    pad = inputs_of(table)
+    assert pad == net.inputs
+    assert np.array_equal(pieces(white, pad), [len(b.piece_map()) for b in boards])
+    for i, board in enumerate(boards):
+        assert stm[i] == (0 if board.turn == chess.WHITE else 1)
+        for side, indices in ((0, white[i]), (1, black[i])):
+            colour = chess.WHITE if side == 0 else chess.BLACK
+            king = board.king(colour)
+            assert king is not None
+            side_view = nnue.view(side, int(MAILBOX[king]), net.net_meta)
+            expected = sorted(
+                nnue.feature_in_view(side, side_view,
+                                     (piece.piece_type) | (0 if piece.color else 8),
+                                     int(MAILBOX[square]))
+                for square, piece in board.piece_map().items())
+            assert sorted(int(x) for x in indices if x != pad) == expected, (board.fen(), side)
+
+
+def test_king_tables_and_files_are_checked(tmp_path: Path) -> None:
+    lopsided = KING_LAYOUTS[4].copy()
+    lopsided[7] = 2  # h1 apart from a1
+    with pytest.raises(ValueError, match="mirror across the d/e line"):
+        nnue.check_king_table(lopsided)
+    gap = np.where(KING_LAYOUTS[4] == 3, 4, KING_LAYOUTS[4])  # buckets 0, 1, 2, 4
+    with pytest.raises(ValueError, match="leaves one of them unused"):
+        nnue.check_king_table(gap)
+    with pytest.raises(ValueError, match="64 squares"):
+        nnue.check_king_table(KING_LAYOUTS[4][:32])
+    with pytest.raises(ValueError, match=r"\(3072, N\)"):
+        nnue.encode_net(np.zeros((768, 4)), np.zeros(4), np.zeros(8), 0,
+                        king_table=KING_LAYOUTS[4])
+    data, _ = random_net_bytes(seed=2, hidden=4, king_table=KING_LAYOUTS[4])
+    header = nnue._HEADER.size + 4  # the king bucket count follows the output buckets
+    assert int.from_bytes(data[8:12], "little") == nnue.FORMAT_VERSION_KING
+    wrong = data[:header] + (3).to_bytes(4, "little") + data[header + 4:]
+    with pytest.raises(nnue.NetFileError, match="3 king buckets declared"):
+        nnue.parse_net(wrong, "wrong.nnue")
+    short = data[:-2]
+    with pytest.raises(nnue.NetFileError, match=r"4 king buckets.*truncated"):
+        nnue.parse_net(short, "short.nnue")
+    # what layers reads back, encode_net writes again, byte for byte
+    net = nnue.parse_net(data, "k.nnue")
+    w1, b1, w2, b2 = nnue.layers(net)
+    assert w1.shape == (4 * 768, 4)
+    again = nnue.encode_net(w1, b1, w2[0], int(b2[0]), activation=nnue.ACT_SCRELU, qa=255,
+                            qb=64, scale=400, king_table=net.king_table)
+    assert again == data
