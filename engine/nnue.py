@@ -5,10 +5,11 @@ Inputs: 768 features per perspective, ``(relation * 6 + type - 1) * 64 + square`
 pawn..king (1-6) and ``square`` is 0-63 (a1 = 0, h8 = 63) as seen by that side: black's view
 flips the board (``square ^ 56``), so one set of weights serves both sides.  With K king
 buckets (version 3) each side's inputs are the 768 of its own king's bucket (``bucket * 768 +
-index``), and a side whose king stands on files e-h sees the board mirrored (``square ^ 7``),
-so that the king is always on a-d: a side's weights then depend on where its king is, what
-the king's safety and the pawn shelter are made of.  A move of the king into another bucket
-or across the d/e line makes that side's accumulator afresh.  Each side's
+index``), and in a mirroring net a side whose king stands on files e-h sees the board
+mirrored (``square ^ 7``), so that the king is always on a-d: a side's weights then depend on
+where its king is, what the king's safety and the pawn shelter are made of.  A move of the
+king into another bucket (or across the d/e line) makes that side's accumulator afresh.
+Each side's
 accumulator is the feature bias plus the weight rows of its active features (int16).  The
 output takes the side to move's accumulator, then the other's, through the activation
 (clipped ReLU, or its square), dots them with 2N output weights (int32 sums) and adds a bias.
@@ -31,8 +32,9 @@ Net file (little-endian), refused with ``NetFileError`` unless every field check
     scale        uint32    centipawns per unit of the float output
     buckets      uint32    B, 2 .. MAX_BUCKETS (version 2), 1 .. MAX_BUCKETS (version 3)
     king_buckets uint32    K, 1 .. MAX_KING_BUCKETS (version 3 only; otherwise K = 1)
+    king_mirror  uint32    1: a king on files e-h mirrors its side's board (version 3 only)
     king_table   uint8     64: the king bucket of each own-king square (a1 = 0, the side's
-                           view), the same on a square and its mirror (version 3 only)
+                           view; mirroring, the same on a square and its mirror; version 3)
     ft_weights   int16     K x 768 x N, feature-major, king bucket by king bucket
     ft_bias      int16     N
     out_weights  int16     B x 2N: bucket by bucket, each the side to move's half first
@@ -113,7 +115,9 @@ ACTIVATIONS = {ACT_CRELU: "crelu", ACT_SCRELU: "screlu"}
 _HEADER = struct.Struct("<8sIIIIII")
 SCALE_OFFSET = _HEADER.size - 4  # the last field common to both versions, ``scale``
 _BUCKETS = struct.Struct("<I")  # version 2: the header goes on with the bucket count
-_KING = struct.Struct("<I64B")  # version 3: then the king buckets and each square's bucket
+# version 3: then the king buckets, 1 when a king on files e-h mirrors the board, and the bucket
+# of each square
+_KING = struct.Struct("<II64B")
 MAX_SCALE = 100_000
 _MAX_QA = 1 << 14  # larger scales overflow the int16 accumulators
 
@@ -137,8 +141,9 @@ NM_SCALE = 5
 NM_BUCKETS = 6
 NM_SUMS_FIT_INT32 = 7  # 1: every half's SCReLU sum fits int32 (``_screlu_sums_fit_int32``)
 NM_KING_BUCKETS = 8  # K: 1 for a net without king buckets
-NM_OUT_BIAS = 9  # bucket b's output bias is at NM_OUT_BIAS + b
-NM_KING_TABLE = NM_OUT_BIAS + MAX_BUCKETS  # the king bucket of each square (files a-d used)
+NM_KING_MIRROR = 9  # 1: a side whose king is on files e-h sees the board mirrored
+NM_OUT_BIAS = 10  # bucket b's output bias is at NM_OUT_BIAS + b
+NM_KING_TABLE = NM_OUT_BIAS + MAX_BUCKETS  # the king bucket of each own-king square
 NET_META_SIZE = NM_KING_TABLE + KING_SQUARES
 
 Int16Array = npt.NDArray[np.int16]
@@ -184,6 +189,11 @@ class Net:
     def king_buckets(self) -> int:
         """King input buckets (1: one set of feature weights whatever the kings' squares)."""
         return int(self.net_meta[NM_KING_BUCKETS])
+
+    @property
+    def king_mirror(self) -> bool:
+        """Whether a side whose king stands on files e-h sees the board mirrored."""
+        return bool(self.net_meta[NM_KING_MIRROR])
 
     @property
     def king_table(self) -> npt.NDArray[np.int64]:
@@ -298,15 +308,17 @@ def encode_net(
     qb: int = QB,
     scale: int = SCALE,
     king_table: npt.ArrayLike | None = None,
+    king_mirror: bool = False,
 ) -> bytes:
     """The bytes of a net file from quantised (integer) weights; shapes are checked.  The
     output weights are 2N for one bucket, or B x 2N with B biases.  With ``king_table`` (the
     king bucket of each of the 64 squares, ``check_king_table``) the feature weights are
-    K x 768 rows, K the table's buckets, and the file is version 3."""
+    K x 768 rows, K the table's buckets, and the file is version 3; ``king_mirror`` mirrors
+    the board of a side whose king is on files e-h."""
     w1 = np.asarray(ft_weights, dtype=np.int16)
     hidden = w1.shape[1] if w1.ndim == 2 else 0
     table = None if king_table is None else np.asarray(king_table, dtype=np.int64)
-    king_buckets = 1 if table is None else check_king_table(table)
+    king_buckets = 1 if table is None else check_king_table(table, king_mirror)
     inputs = FEATURES * king_buckets
     b1 = np.asarray(ft_bias, dtype=np.int16)
     w2 = np.asarray(out_weights, dtype=np.int16)
@@ -323,7 +335,8 @@ def encode_net(
         raise ValueError(f"{buckets} output buckets is outside 1..{MAX_BUCKETS}")
     if table is not None:
         header = (_HEADER.pack(MAGIC, FORMAT_VERSION_KING, hidden, activation, qa, qb, scale)
-                  + _BUCKETS.pack(buckets) + _KING.pack(king_buckets, *table.tolist()))
+                  + _BUCKETS.pack(buckets)
+                  + _KING.pack(king_buckets, int(king_mirror), *table.tolist()))
     elif buckets == 1:
         header = _HEADER.pack(MAGIC, FORMAT_VERSION_SINGLE, hidden, activation, qa, qb, scale)
     else:
@@ -333,12 +346,12 @@ def encode_net(
             + w2.astype("<i2").tobytes() + b2.astype("<i4").tobytes())
 
 
-def check_king_table(table: npt.ArrayLike) -> int:
+def check_king_table(table: npt.ArrayLike, mirror: bool) -> int:
     """The number of king buckets of a table of the 64 own-king squares' buckets (a1 = 0, as
     the perspective sees the board); ``ValueError`` unless it is one: 64 entries, buckets 0 ..
-    K-1 each used, K at most ``MAX_KING_BUCKETS``, and the same bucket on a square and its
-    mirror across the d/e line (a king on files e-h is mirrored: the table's a-d half is
-    what is read)."""
+    K-1 each used, K at most ``MAX_KING_BUCKETS``, and with ``mirror`` the same bucket on a
+    square and its mirror across the d/e line (a king on files e-h is mirrored: the table's
+    a-d half is what is read)."""
     squares = np.asarray(table, dtype=np.int64).reshape(-1)
     if squares.shape != (KING_SQUARES,):
         raise ValueError(f"a king table has {KING_SQUARES} squares, not {squares.size}")
@@ -348,7 +361,7 @@ def check_king_table(table: npt.ArrayLike) -> int:
     if len(set(squares.tolist())) != count:
         raise ValueError(f"a king table of {count} buckets leaves one of them unused")
     mirrored = squares.reshape(8, 8)[:, ::-1].reshape(-1)
-    if not np.array_equal(squares, mirrored):
+    if mirror and not np.array_equal(squares, mirrored):
         raise ValueError("a king table must give a square and its mirror across the d/e line "
                          "the same bucket")
     return count
@@ -390,7 +403,7 @@ def parse_net(data: bytes, name: str) -> Net:
             f"net file {name}: format version {version}, this engine reads "
             f"{FORMAT_VERSION_SINGLE}, {FORMAT_VERSION} and {FORMAT_VERSION_KING}"
         )
-    header_size, buckets, king_buckets = _HEADER.size, 1, 1
+    header_size, buckets, king_buckets, king_mirror = _HEADER.size, 1, 1, 0
     king_table = np.zeros(KING_SQUARES, dtype=np.int64)
     if version in (FORMAT_VERSION, FORMAT_VERSION_KING):
         header_size += _BUCKETS.size + (_KING.size if version == FORMAT_VERSION_KING else 0)
@@ -402,10 +415,13 @@ def parse_net(data: bytes, name: str) -> Net:
             raise NetFileError(f"net file {name}: {buckets} output buckets is outside "
                                f"{1 if version == FORMAT_VERSION_KING else 2}..{MAX_BUCKETS}")
     if version == FORMAT_VERSION_KING:
-        king_buckets, *squares = _KING.unpack_from(data, _HEADER.size + _BUCKETS.size)
+        king_buckets, king_mirror, *squares = _KING.unpack_from(data,
+                                                                _HEADER.size + _BUCKETS.size)
         king_table = np.asarray(squares, dtype=np.int64)
+        if king_mirror not in (0, 1):
+            raise NetFileError(f"net file {name}: king mirror flag {king_mirror} is not 0 or 1")
         try:
-            counted = check_king_table(king_table)
+            counted = check_king_table(king_table, bool(king_mirror))
         except ValueError as exc:
             raise NetFileError(f"net file {name}: {exc}") from None
         if counted != king_buckets:
@@ -438,6 +454,7 @@ def parse_net(data: bytes, name: str) -> Net:
     net_meta[NM_SCALE] = scale
     net_meta[NM_BUCKETS] = buckets
     net_meta[NM_KING_BUCKETS] = king_buckets
+    net_meta[NM_KING_MIRROR] = king_mirror
     net_meta[NM_OUT_BIAS:NM_OUT_BIAS + buckets] = out_biases
     net_meta[NM_KING_TABLE:NM_KING_TABLE + KING_SQUARES] = king_table
     out_weights = net16[(inputs + 1) * hidden:]
@@ -461,9 +478,9 @@ def _screlu_sums_fit_int32(out_weights: Int16Array, hidden: int, qa: int) -> int
 
 
 # A side's view of the board, one int: (first input of its king bucket) << 6 | the square
-# flip, 56 for black (the board seen from its side) xor 7 when its king stands on files e-h
-# (mirrored onto a-d, so the king buckets need cover only half the board).  Without king
-# buckets the view is the flip alone.
+# flip, 56 for black (the board seen from its side), xor 7 in a mirroring net when its king
+# stands on files e-h (mirrored onto a-d, so the king buckets need cover only half the
+# board).  Without king buckets the view is the flip alone.
 VIEW_FLIP_MASK = 63
 
 
@@ -474,7 +491,7 @@ def view(side: int, king_sq: int, net_meta: Int32Array) -> int:
     if net_meta[NM_KING_BUCKETS] <= 1:
         return flip
     king = int(SQ64_TABLE[king_sq]) ^ flip
-    if king & 7 >= 4:
+    if net_meta[NM_KING_MIRROR] != 0 and king & 7 >= 4:
         flip ^= 7
         king ^= 7
     return ((int(net_meta[NM_KING_TABLE + king]) * FEATURES) << 6) | flip

@@ -127,7 +127,7 @@ def random_boards(seed: int, games: int, chess960: bool, max_plies: int) -> list
 
 def random_net_bytes(
     seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1,
-    king_table: npt.NDArray[np.int64] | None = None,
+    king_table: npt.NDArray[np.int64] | None = None, king_mirror: bool = False,
 ) -> tuple[bytes, dict[str, FloatArray]]:
     """A small net file with seeded random float weights, quantised as the trainer does, and
     its quantised layers (``w1``, ``b1``, ``w2``, ``b2``; output weights are (buckets, 2N),
@@ -145,7 +145,8 @@ def random_net_bytes(
     }
     out_weights, out_bias = (q["w2"], q["b2"]) if buckets > 1 else (q["w2"][0], int(q["b2"][0]))
     data = nnue.encode_net(q["w1"], q["b1"], out_weights, out_bias, activation=activation,
-                           qa=qa, qb=qb, scale=400, king_table=king_table)
+                           qa=qa, qb=qb, scale=400, king_table=king_table,
+                           king_mirror=king_mirror)
     return data, q
 
 
@@ -161,10 +162,10 @@ class RandomNet:
 
 def random_net(
     path: Path, seed: int, hidden: int, activation: int = nnue.ACT_SCRELU, buckets: int = 1,
-    king_table: npt.NDArray[np.int64] | None = None,
+    king_table: npt.NDArray[np.int64] | None = None, king_mirror: bool = False,
 ) -> RandomNet:
     """``random_net_bytes`` written to ``path`` and loaded from it."""
-    data, q = random_net_bytes(seed, hidden, activation, buckets, king_table)
+    data, q = random_net_bytes(seed, hidden, activation, buckets, king_table, king_mirror)
     path.write_bytes(data)
     return RandomNet(data, q, nnue.load_net(path))
 

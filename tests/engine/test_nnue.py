@@ -44,11 +44,12 @@ SPECIAL_FENS = (
 
 
 def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int,
-                 king_table: npt.NDArray[np.int64] | None = None) -> float:
+                 king_table: npt.NDArray[np.int64] | None = None,
+                 king_mirror: bool = False) -> float:
     """The net's score by hand: dequantised weights, float arithmetic, python-chess squares;
     the output layer of the bucket that the board's piece count falls in (2 .. 32 pieces in
-    even ranges).  With a king table each side reads the rows of its own king's bucket, the
-    board mirrored across the d/e line when that king is on files e-h."""
+    even ranges).  With a king table each side reads the rows of its own king's bucket, with
+    ``king_mirror`` the board mirrored across the d/e line when that king is on files e-h."""
     board = chess.Board(fen)
     hidden = q["b1"].shape[0]
     buckets = q["w2"].shape[0]
@@ -61,7 +62,7 @@ def _numpy_score(fen: str, q: dict[str, FloatArray], activation: int,
         if king_table is not None:
             king = board.king(perspective)
             assert king is not None
-            if chess.square_file(king) >= 4:
+            if king_mirror and chess.square_file(king) >= 4:
                 flip ^= 7
             base = int(king_table[king ^ flip]) * 768
         for square, piece in board.piece_map().items():
@@ -112,9 +113,10 @@ def test_a_net_is_written_with_the_declared_quantisation_unless_told(tmp_path: P
     the trainer does) when not given others, and a file's own are what loading reads."""
     w1, b1, w2 = np.zeros((nnue.FEATURES, 4)), np.zeros(4), np.zeros(8)
     path = tmp_path / "n.nnue"
-    for given, expected in (({}, (nnue.QA, nnue.QB, nnue.SCALE)),
-                            ({"qa": 127, "qb": 64, "scale": 300}, (127, 64, 300))):
-        path.write_bytes(nnue.encode_net(w1, b1, w2, 0, **given))
+    defaults = nnue.encode_net(w1, b1, w2, 0)
+    told = nnue.encode_net(w1, b1, w2, 0, qa=127, qb=64, scale=300)
+    for data, expected in ((defaults, (nnue.QA, nnue.QB, nnue.SCALE)), (told, (127, 64, 300))):
+        path.write_bytes(data)
         meta = nnue.load_net(path).net_meta
         assert (meta[nnue.NM_QA], meta[nnue.NM_QB], meta[nnue.NM_SCALE]) == expected
     assert (nnue.QA, nnue.QB, nnue.SCALE) == (255, 512, 400)

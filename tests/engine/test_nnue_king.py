@@ -28,18 +28,20 @@ KING_FENS = (
 )
 
 
-@pytest.mark.parametrize("layout", sorted(KING_LAYOUTS))
-def test_a_king_bucketed_net_scores_as_computed_by_hand(tmp_path: Path, layout: int) -> None:
-    table = KING_LAYOUTS[layout]
-    made = random_net(tmp_path / "k.nnue", seed=31, hidden=8, buckets=2, king_table=table)
-    assert made.net.king_buckets == layout and made.net.inputs == 768 * layout
-    assert np.array_equal(made.net.king_table, table)
+@pytest.mark.parametrize("name", sorted(KING_LAYOUTS))
+def test_a_king_bucketed_net_scores_as_computed_by_hand(tmp_path: Path, name: str) -> None:
+    layout = KING_LAYOUTS[name]
+    made = random_net(tmp_path / "k.nnue", seed=31, hidden=8, buckets=2,
+                      king_table=layout.table, king_mirror=layout.mirror)
+    assert made.net.king_buckets == layout.buckets and made.net.inputs == 768 * layout.buckets
+    assert np.array_equal(made.net.king_table, layout.table)
+    assert made.net.king_mirror == layout.mirror
     for fen in (*KING_FENS, *SPECIAL_FENS):
         learned = nnue.raw_net_score(Position.from_fen(fen), made.net)
-        expected = _numpy_score(fen, made.q, nnue.ACT_SCRELU, table)
+        expected = _numpy_score(fen, made.q, nnue.ACT_SCRELU, layout.table, layout.mirror)
         assert abs(learned - expected) <= 1.0, (fen, learned, expected)
-    # the buckets' rows differ, so the king's square must move the score: the same pieces
-    # with white's king one square across the d/e line score otherwise
+    # the buckets' rows differ (and mirroring moves every square), so the king's square must
+    # move the score: the same pieces with white's king one square across the d/e line
     a = nnue.raw_net_score(Position.from_fen("4k3/pppppppp/8/8/8/8/PPPPPPPP/3K4 w - - 0 1"),
                            made.net)
     b = nnue.raw_net_score(Position.from_fen("4k3/pppppppp/8/8/8/8/PPPPPPPP/4K3 w - - 0 1"),
@@ -47,9 +49,12 @@ def test_a_king_bucketed_net_scores_as_computed_by_hand(tmp_path: Path, layout: 
     assert a != b
 
 
+@pytest.mark.parametrize("name", ["wings8", "mirror4"])
 def test_incremental_accumulators_refresh_a_side_whose_king_changes_bucket(
-        tmp_path: Path) -> None:
-    net = random_net(tmp_path / "k.nnue", seed=13, hidden=16, king_table=KING_LAYOUTS[4]).net
+        tmp_path: Path, name: str) -> None:
+    layout = KING_LAYOUTS[name]
+    net = random_net(tmp_path / "k.nnue", seed=13, hidden=16, king_table=layout.table,
+                     king_mirror=layout.mirror).net
     acc = nnue.new_accumulators(net.hidden)
     fresh = nnue.new_accumulators(net.hidden)
     rng = random.Random(2029)
@@ -73,7 +78,7 @@ def test_incremental_accumulators_refresh_a_side_whose_king_changes_bucket(
                 nnue.refresh(board, row, net.net16, net.net_meta, fresh)
                 assert np.array_equal(acc[row], fresh[row]), (fen, pos.fen())
                 checked += 1
-    assert checked > 500 and rebucketed > 50, (checked, rebucketed)
+    assert checked > 500 and rebucketed > 30, (checked, rebucketed)
 
 
 def _king_names(pos: Position) -> set[str]:
@@ -87,16 +92,18 @@ def _views(stack: StackArray, row: int, net: nnue.Net) -> tuple[int, int]:
             nnue.view(1, int(stack[row, S_KING + 1]), net.net_meta))
 
 
-@pytest.mark.parametrize("layout", [None, *sorted(KING_LAYOUTS)])
-def test_the_trainers_input_indices_are_the_engines(tmp_path: Path, layout: int | None) -> None:
-    table = None if layout is None else KING_LAYOUTS[layout]
-    net = random_net(tmp_path / "k.nnue", seed=3, hidden=4, king_table=table).net
+@pytest.mark.parametrize("name", [None, *sorted(KING_LAYOUTS)])
+def test_the_trainers_input_indices_are_the_engines(tmp_path: Path, name: str | None) -> None:
+    layout = None if name is None else KING_LAYOUTS[name]
+    net = random_net(tmp_path / "k.nnue", seed=3, hidden=4,
+                     king_table=None if layout is None else layout.table,
+                     king_mirror=layout is not None and layout.mirror).net
     boards = random_boards(seed=41, games=12, chess960=False, max_plies=120)
     boards += [chess.Board(fen) for fen in KING_FENS]
     records = np.frombuffer(b"".join(encode(board, 0, 1) for board in boards),
                             dtype=RECORD_DTYPE)
-    white, black, stm = features(records, table)
-    pad = inputs_of(table)
+    white, black, stm = features(records, layout)
+    pad = inputs_of(layout)
     assert pad == net.inputs
     assert np.array_equal(pieces(white, pad), [len(b.piece_map()) for b in boards])
     for i, board in enumerate(boards):
@@ -115,24 +122,28 @@ def test_the_trainers_input_indices_are_the_engines(tmp_path: Path, layout: int 
 
 
 def test_king_tables_and_files_are_checked(tmp_path: Path) -> None:
-    lopsided = KING_LAYOUTS[4].copy()
+    table = KING_LAYOUTS["mirror4"].table
+    lopsided = table.copy()
     lopsided[7] = 2  # h1 apart from a1
     with pytest.raises(ValueError, match="mirror across the d/e line"):
-        nnue.check_king_table(lopsided)
-    gap = np.where(KING_LAYOUTS[4] == 3, 4, KING_LAYOUTS[4])  # buckets 0, 1, 2, 4
+        nnue.check_king_table(lopsided, mirror=True)
+    assert nnue.check_king_table(lopsided, mirror=False) == 4  # the whole board is read
+    gap = np.where(table == 3, 4, table)  # buckets 0, 1, 2, 4
     with pytest.raises(ValueError, match="leaves one of them unused"):
-        nnue.check_king_table(gap)
+        nnue.check_king_table(gap, mirror=True)
     with pytest.raises(ValueError, match="64 squares"):
-        nnue.check_king_table(KING_LAYOUTS[4][:32])
+        nnue.check_king_table(table[:32], mirror=True)
     with pytest.raises(ValueError, match=r"\(3072, N\)"):
-        nnue.encode_net(np.zeros((768, 4)), np.zeros(4), np.zeros(8), 0,
-                        king_table=KING_LAYOUTS[4])
-    data, _ = random_net_bytes(seed=2, hidden=4, king_table=KING_LAYOUTS[4])
+        nnue.encode_net(np.zeros((768, 4)), np.zeros(4), np.zeros(8), 0, king_table=table)
+    data, _ = random_net_bytes(seed=2, hidden=4, king_table=table, king_mirror=True)
     header = nnue._HEADER.size + 4  # the king bucket count follows the output buckets
     assert int.from_bytes(data[8:12], "little") == nnue.FORMAT_VERSION_KING
     wrong = data[:header] + (3).to_bytes(4, "little") + data[header + 4:]
     with pytest.raises(nnue.NetFileError, match="3 king buckets declared"):
         nnue.parse_net(wrong, "wrong.nnue")
+    flag = data[:header + 4] + (2).to_bytes(4, "little") + data[header + 8:]
+    with pytest.raises(nnue.NetFileError, match="king mirror flag 2"):
+        nnue.parse_net(flag, "flag.nnue")
     short = data[:-2]
     with pytest.raises(nnue.NetFileError, match=r"4 king buckets.*truncated"):
         nnue.parse_net(short, "short.nnue")
@@ -141,5 +152,29 @@ def test_king_tables_and_files_are_checked(tmp_path: Path) -> None:
     w1, b1, w2, b2 = nnue.layers(net)
     assert w1.shape == (4 * 768, 4)
     again = nnue.encode_net(w1, b1, w2[0], int(b2[0]), activation=nnue.ACT_SCRELU, qa=255,
-                            qb=64, scale=400, king_table=net.king_table)
+                            qb=64, scale=400, king_table=net.king_table, king_mirror=True)
     assert again == data
+
+
+def test_a_net_copied_into_every_bucket_of_a_layout_that_keeps_the_board_scores_as_it(
+        tmp_path: Path) -> None:
+    """What lets a net without king buckets start a bucketed one exactly (the trainer's
+    ``load_init``): with the board not mirrored, each bucket holding the net's weights is the
+    net.  Mirrored, the positions with a king on files e-h score as the net's mirror image."""
+    plain = random_net(tmp_path / "plain.nnue", seed=23, hidden=8, buckets=2)
+    w1, b1, w2, b2 = nnue.layers(plain.net)
+    copies = {}
+    for name in ("wings4", "mirror4"):
+        layout = KING_LAYOUTS[name]
+        copies[name] = nnue.parse_net(
+            nnue.encode_net(np.tile(w1, (layout.buckets, 1)), b1, w2, b2, qa=255, qb=64,
+                            scale=400, king_table=layout.table, king_mirror=layout.mirror),
+            name)
+    boards = random_boards(seed=43, games=6, chess960=False, max_plies=100)
+    mirrored_apart = 0
+    for board in boards:
+        position = Position.from_fen(board.fen())
+        score = nnue.raw_net_score(position, plain.net)
+        assert nnue.raw_net_score(position, copies["wings4"]) == score, board.fen()
+        mirrored_apart += nnue.raw_net_score(position, copies["mirror4"]) != score
+    assert mirrored_apart > len(boards) // 4

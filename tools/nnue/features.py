@@ -4,12 +4,14 @@
 ``feature_in_view``); the trainer needs them for millions of records at once, so they are
 computed here on arrays, without PyTorch, where a test can hold them against the engine's.
 A net of K king buckets has ``768 * K`` inputs: a side's own king picks the bucket (the
-``king_table``'s entry of its square, seen from that side) and, on files e-h, mirrors the
-board across the d/e line.  Positions are padded to ``MAX_PIECES`` indices with the index
-``inputs`` (an all-zero row of the trainer's embedding).
+layout's entry for its square, seen from that side) and, in a mirroring layout, on files
+e-h mirrors the board across the d/e line.  Positions are padded to ``MAX_PIECES`` indices
+with the index ``inputs`` (an all-zero row of the trainer's embedding).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -25,45 +27,71 @@ IndexArray = npt.NDArray[np.int16]
 FEATURE_CHUNK = 1 << 20
 
 
+@dataclass(frozen=True)
+class KingLayout:
+    """King buckets: the bucket of each of the 64 own-king squares (a1 = 0, as the side sees
+    the board) and whether a king on files e-h mirrors its side's board."""
+
+    table: npt.NDArray[np.int64]
+    mirror: bool
+
+    @property
+    def buckets(self) -> int:
+        return nnue.check_king_table(self.table, self.mirror)
+
+
 def _table(rows: list[list[int]]) -> npt.NDArray[np.int64]:
+    """A king table from its ranks 1 to 8, files a-h each."""
+    return np.asarray(rows, dtype=np.int64).reshape(64)
+
+
+def _mirrored(rows: list[list[int]]) -> npt.NDArray[np.int64]:
     """A king table from its ranks 1 to 8, files a-d each (e-h mirror them)."""
     half = np.asarray(rows, dtype=np.int64)
     return np.concatenate([half, half[:, ::-1]], axis=1).reshape(64)
 
 
-# King bucket layouts by their number of buckets, as the side sees the board (rank 1 its own).
-# Four: the king castled (files a-b after mirroring: g1 and h1 of the short castle, a1 and b1
-# of the long), on the back rank in the centre, one rank up, and out in front (endings).
-# Eight split the centre and the front further.
-KING_LAYOUTS: dict[int, npt.NDArray[np.int64]] = {
-    4: _table([[0, 0, 1, 1], [2, 2, 2, 2]] + [[3, 3, 3, 3]] * 6),
-    8: _table([[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 4, 4], [5, 5, 5, 5], [6, 6, 6, 6],
-               [6, 6, 6, 6], [7, 7, 7, 7], [7, 7, 7, 7]]),
+# King bucket layouts, as the side sees the board (rank 1 its own).  The "wings" layouts keep
+# the board as it is: a king castled short and one castled long are buckets apart, and a net
+# without king buckets starts them exactly (each bucket its weights).  The "mirror" layouts
+# see a king on files e-h mirrored onto a-d: half the king squares to learn, but a net
+# without king buckets starts them as its mirror image on half the positions.
+KING_LAYOUTS: dict[str, KingLayout] = {
+    # ranks 1-2 by wing (a-c, d-e, f-h), then the king out in front (endings)
+    "wings4": KingLayout(_table([[0, 0, 0, 1, 1, 2, 2, 2]] * 2 + [[3] * 8] * 6), False),
+    # rank 1 and rank 2 each by wing, ranks 3-4, ranks 5-8
+    "wings8": KingLayout(_table([[0, 0, 0, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 5, 5, 5]]
+                                + [[6] * 8] * 2 + [[7] * 8] * 4), False),
+    # castled (files a-b), back rank in the centre, second rank, further up
+    "mirror4": KingLayout(_mirrored([[0, 0, 1, 1], [2, 2, 2, 2]] + [[3, 3, 3, 3]] * 6), True),
+    "mirror8": KingLayout(_mirrored([[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 4, 4], [5, 5, 5, 5],
+                                     [6, 6, 6, 6], [6, 6, 6, 6], [7, 7, 7, 7],
+                                     [7, 7, 7, 7]]), True),
 }
 
 
-def inputs_of(king_table: npt.NDArray[np.int64] | None) -> int:
-    """The number of inputs of a net with this king table (None: no king buckets)."""
-    return nnue.FEATURES * (1 if king_table is None else nnue.check_king_table(king_table))
+def inputs_of(layout: KingLayout | None) -> int:
+    """The number of inputs of a net with this king layout (None: no king buckets)."""
+    return nnue.FEATURES * (1 if layout is None else layout.buckets)
 
 
-def features(records: npt.NDArray[np.void], king_table: npt.NDArray[np.int64] | None = None,
+def features(records: npt.NDArray[np.void], layout: KingLayout | None = None,
              ) -> tuple[IndexArray, IndexArray, npt.NDArray[np.int64]]:
     """Input indices of every record for white's and black's view (padded with
-    ``inputs_of(king_table)``), and the side to move (0 white, 1 black).  A row's count of
+    ``inputs_of(layout)``), and the side to move (0 white, 1 black).  A row's count of
     indices other than the pad is its number of pieces (``pieces``).  The indices are int16
     (16 king buckets of 768 inputs and the pad fit), a quarter of int64's memory."""
     n = len(records)
-    pad = inputs_of(king_table)
+    pad = inputs_of(layout)
     white_idx = np.full((n, MAX_PIECES), pad, dtype=np.int16)
     black_idx = np.full((n, MAX_PIECES), pad, dtype=np.int16)
     for first in range(0, n, FEATURE_CHUNK):
         last = first + FEATURE_CHUNK
-        _fill(records[first:last], king_table, white_idx[first:last], black_idx[first:last])
+        _fill(records[first:last], layout, white_idx[first:last], black_idx[first:last])
     return white_idx, black_idx, records["stm"].astype(np.int64)
 
 
-def _fill(records: npt.NDArray[np.void], king_table: npt.NDArray[np.int64] | None,
+def _fill(records: npt.NDArray[np.void], layout: KingLayout | None,
           white_idx: IndexArray, black_idx: IndexArray) -> None:
     """Write the records' occupied slots into their rows of the (padded) index arrays."""
     n = len(records)
@@ -82,7 +110,7 @@ def _fill(records: npt.NDArray[np.void], king_table: npt.NDArray[np.int64] | Non
     black_view = ((~black) * 6 + piece_type) * 64
     white_flip = np.zeros(len(rows), dtype=np.int64)
     black_flip = np.full(len(rows), 56, dtype=np.int64)
-    if king_table is not None:
+    if layout is not None:
         white_king = np.zeros(n, dtype=np.int64)
         black_king = np.zeros(n, dtype=np.int64)
         kings = piece_type == KING_NIBBLE
@@ -90,8 +118,8 @@ def _fill(records: npt.NDArray[np.void], king_table: npt.NDArray[np.int64] | Non
         black_king[rows[kings & black]] = squares[kings & black] ^ 56
         for king, flip, view in ((white_king, white_flip, white_view),
                                  (black_king, black_flip, black_view)):
-            mirror = np.where(king & 7 >= 4, 7, 0)
-            bucket = king_table[king ^ mirror]
+            mirror = np.where(layout.mirror & (king & 7 >= 4), 7, 0)
+            bucket = layout.table[king ^ mirror]
             flip ^= mirror[rows]
             view += bucket[rows] * nnue.FEATURES
     white_idx[rows, slot] = white_view + (squares ^ white_flip)

@@ -25,8 +25,9 @@ generation's, its shape with it) instead of random weights: the next generation 
 its own games without starting over, which needs less data.  A net of one bucket starts every
 bucket of a ``--buckets`` model with its own output layer, so that the bucketed model scores as
 it did until training tells the buckets apart; ``--output-only`` then trains the output layer
-alone, the feature transformer kept as it is.  ``--king-buckets K`` gives the inputs K king
-buckets (``tools.nnue.features``); a net without them starts the rows all buckets share.
+alone, the feature transformer kept as it is.  ``--king-layout NAME`` gives the inputs king
+buckets (``tools.nnue.features.KING_LAYOUTS``); a net without them starts the rows all
+buckets share.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
 from tools.nnue import scale as nnue_scale
-from tools.nnue.features import KING_LAYOUTS, features, inputs_of, pieces
+from tools.nnue.features import KING_LAYOUTS, KingLayout, features, inputs_of, pieces
 from tools.nnue.shards import mean_by_origin, training_sources
 
 # the engine's net format declares the quantisation scales; the trainer rounds to them
@@ -77,7 +78,7 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
     small.  The export adds the two, so the engine's net has the same shape either way.
     ``buckets`` output layers side by side: each position takes its bucket's output.
 
-    With a ``king_table`` (K king buckets) the inputs are 768 per bucket, and each feature's
+    With a king ``layout`` (K king buckets) the inputs are 768 per bucket, and each feature's
     weights are also the sum of its bucket's row and a row shared by all buckets (the
     ``king_factor``): what a piece on a square is worth whatever the king's bucket is learnt
     from every position, the buckets learn only how the king's place changes it.  A net
@@ -85,10 +86,10 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
     """
 
     def __init__(self, hidden: int, screlu: bool, factorize: bool = False,
-                 buckets: int = 1, king_table: npt.NDArray[np.int64] | None = None) -> None:
+                 buckets: int = 1, layout: KingLayout | None = None) -> None:
         super().__init__()
-        self.inputs = inputs_of(king_table)
-        self.king_table = king_table
+        self.inputs = inputs_of(layout)
+        self.layout = layout
         self.pad = self.inputs  # the index of the all-zero row that pads positions
         self.ft = torch.nn.EmbeddingBag(self.inputs + 1, hidden, mode="sum",
                                         padding_idx=self.pad)
@@ -189,9 +190,10 @@ def load_init(model: Net, net: nnue.Net) -> None:
     if net.buckets not in (1, buckets):
         raise ValueError(f"a model of {buckets} output buckets cannot start from a net of "
                          f"{net.buckets}")
-    if net.king_buckets > 1 and (model.king_table is None
-                                 or not np.array_equal(net.king_table, model.king_table)):
-        raise ValueError("a net of king buckets needs a model of the same king table")
+    if net.king_buckets > 1 and (model.layout is None
+                                 or not np.array_equal(net.king_table, model.layout.table)
+                                 or net.king_mirror != model.layout.mirror):
+        raise ValueError("a net of king buckets needs a model of the same king layout")
     w2 = np.broadcast_to(out_weights, (buckets, 2 * old)).astype(np.float32) / qb
     b2 = np.broadcast_to(out_biases, (buckets,)).astype(np.float32) / (qa * qb)
     with torch.no_grad():
@@ -219,7 +221,9 @@ def export(model: Net, activation: int) -> bytes:
     b2 = model.out.bias.detach().cpu().numpy().astype(np.float64)
     return nnue.encode_net(np.round(w1 * QA), np.round(b1 * QA), np.round(w2 * QB),
                            np.round(b2 * QA * QB), activation=activation, qa=QA, qb=QB,
-                           scale=SCALE, king_table=model.king_table)
+                           scale=SCALE,
+                           king_table=None if model.layout is None else model.layout.table,
+                           king_mirror=model.layout is not None and model.layout.mirror)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -236,10 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--buckets", type=int,
                         help=f"output buckets by the number of pieces, 1..{nnue.MAX_BUCKETS} "
                              "(default: the --init net's, or 1)")
-    parser.add_argument("--king-buckets", type=int, choices=sorted(KING_LAYOUTS),
-                        help="king input buckets: 768 inputs for each of the own king's "
-                             "buckets (tools.nnue.features.KING_LAYOUTS; default: the --init "
-                             "net's, or none); a net without them starts every bucket")
+    parser.add_argument("--king-layout", choices=sorted(KING_LAYOUTS),
+                        help="king input buckets: 768 inputs for each bucket of the own "
+                             "king's square (tools.nnue.features.KING_LAYOUTS; default: the "
+                             "--init net's, or none); a net without them starts every bucket")
     parser.add_argument("--output-only", action="store_true",
                         help="train the output layer alone, the --init net's feature "
                              "transformer kept as it is")
@@ -283,11 +287,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"--hidden {args.hidden} is narrower than the --init net's "
                              f"N={init.hidden} (N stays, or grows)")
         args.activation = init.activation_name
-        if init.king_buckets > 1:
-            if args.king_buckets not in (None, init.king_buckets):
-                raise SystemExit(f"--king-buckets {args.king_buckets}: the --init net has "
-                                 f"{init.king_buckets}")
-            args.king_buckets = init.king_buckets
+        if init.king_buckets > 1 and args.king_layout is None:
+            args.king_layout = next(
+                (name for name, known in KING_LAYOUTS.items()
+                 if np.array_equal(known.table, init.king_table)
+                 and known.mirror == init.king_mirror), None)
+            if args.king_layout is None:
+                raise SystemExit("--init: its king buckets are none of KING_LAYOUTS")
         args.buckets = init.buckets if args.buckets is None else args.buckets
         if init.buckets not in (1, args.buckets):
             raise SystemExit(f"--buckets {args.buckets}: the --init net has {init.buckets} "
@@ -298,12 +304,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.buckets = 1 if args.buckets is None else args.buckets
     if not 1 <= args.buckets <= nnue.MAX_BUCKETS:
         raise SystemExit(f"--buckets must be 1..{nnue.MAX_BUCKETS}")
-    king_table = None if args.king_buckets is None else KING_LAYOUTS[args.king_buckets]
-    if init is not None and king_table is not None and init.king_buckets > 1 \
-            and not np.array_equal(init.king_table, king_table):
-        raise SystemExit(f"--init: its king table is not KING_LAYOUTS[{args.king_buckets}]")
-    if king_table is not None and args.mirror:
-        args.mirror = False  # each position is already seen with its king on files a-d
+    layout = None if args.king_layout is None else KING_LAYOUTS[args.king_layout]
+    if init is not None and init.king_buckets > 1 and (
+            layout is None or not np.array_equal(init.king_table, layout.table)
+            or init.king_mirror != layout.mirror):
+        raise SystemExit(f"--king-layout {args.king_layout}: not the --init net's king buckets")
+    if layout is not None and args.mirror:
+        # king buckets tell the wings apart (or see every king on files a-d): a mirrored
+        # position is another bucket's, not the same position counted twice
+        args.mirror = False
     sources = training_sources(args.data, args.k)
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
         raise SystemExit("--wdl must be 0..1 and --validation strictly between 0 and 1")
@@ -333,8 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     origin_ids = np.concatenate(valid_origin)
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
-    white, black, stm = features(records, king_table)
-    bucket = torch.from_numpy(nnue.bucket_of(pieces(white, inputs_of(king_table)),
+    white, black, stm = features(records, layout)
+    bucket = torch.from_numpy(nnue.bucket_of(pieces(white, inputs_of(layout)),
                                              args.buckets))
     score = torch.tensor(records["score"].astype(np.float32))
     result_white = torch.tensor(records["result"].astype(np.float32) / 2.0)
@@ -347,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     valid = [t[split:].to(device) for t in tensors]
     activation = nnue.ACT_SCRELU if args.activation == "screlu" else nnue.ACT_CRELU
     model = Net(args.hidden, activation == nnue.ACT_SCRELU, args.factorize, args.buckets,
-                king_table)
+                layout)
     if init is not None:
         load_init(model, init)
     model = model.to(device)
@@ -384,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
           f"N={args.hidden} {args.activation}"
           f"{f', {args.buckets} output buckets' if args.buckets > 1 else ''}"
-          f"{f', {args.king_buckets} king buckets' if king_table is not None else ''} on {device}"
+          f"{f', king layout {args.king_layout}' if layout is not None else ''} on {device}"
           f"{', the output layer alone' if args.output_only else ''}"
           f"{', half of each batch mirrored' if args.mirror else ''}"
           f"{', factorised' if args.factorize else ''}"
