@@ -6,10 +6,12 @@ import shutil
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 import pytest
 
 from tools.common.engines import resolve_engine
+from tools.common.referee import move_comment
 from tools.strength import gameloss
 from tools.strength.cploss import Reference
 
@@ -92,3 +94,22 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no moves to score by nobody"):
         gameloss.main([str(games), "--player", "nobody", "--cache", str(tmp_path / "c.json"),
                        "--reference", "/nonexistent/engine"])
+
+
+def test_the_match_tools_comments_give_each_move_s_depth_and_time() -> None:
+    score = chess.engine.PovScore(chess.engine.Cp(31), chess.WHITE)
+    mate = chess.engine.PovScore(chess.engine.Mate(-4), chess.BLACK)
+    assert gameloss.parse_comment(move_comment({"score": score, "depth": 15}, 0.5234)) == \
+        (15, 0.523)
+    assert gameloss.parse_comment(move_comment({"score": mate, "depth": 22}, 1.0)) == (22, 1.0)
+    assert gameloss.parse_comment(move_comment({}, 0.25)) == (None, 0.25)
+    assert gameloss.parse_comment("book move") == (None, None)
+    moves = [gameloss.ScoredMove(1, 10, "a", "opening", 0, 12, 0.2),
+             gameloss.ScoredMove(1, 12, "a", "opening", 40, 14, 0.4),
+             gameloss.ScoredMove(1, 60, "a", "ending", 10)]
+    rows = {(row.player, row.phase): row for row in gameloss.summarize_moves(moves)}
+    assert rows["a", "opening"].mean_move_s == pytest.approx(0.3)
+    assert rows["a", "opening"].mean_depth == 13
+    assert rows["a", "ending"].mean_move_s is None
+    assert "| a | ending | 1 | 10.0 ± 0.0 | 0 | 0 | 20% | - | - |" in gameloss.table(
+        gameloss.summarize_moves(moves))

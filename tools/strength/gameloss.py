@@ -8,7 +8,9 @@ same root, both capped at ``CAP_CP``), and the losses are summed up by player an
 The phase is the material on the board, counted as the engine counts its game phase
 (knights and bishops 1, rooks 2, queens 4: 24 with every piece on the board):
 ``PHASES`` names the ranges.  A game adjudicated or decided early is scored as far as it
-went.  The reference's cache is cploss's, so a rerun costs nothing.
+went.  The reference's cache is cploss's, so a rerun costs nothing.  Where the records carry
+the match tool's move comments (``+0.31/15 0.523s``: score, depth, time), each row also gives
+the player's mean time and depth a move: where an engine spends its clock.
 
     python -m tools.strength.gameloss /tmp/match.pgn --depth 10
     python -m tools.strength.gameloss /tmp/match.pgn --games 40 --player kibitz
@@ -17,6 +19,7 @@ went.  The reference's cache is cploss's, so a rerun costs nothing.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -40,6 +43,8 @@ PHASE_WEIGHTS = {chess.KNIGHT: 1, chess.BISHOP: 1, chess.ROOK: 2, chess.QUEEN: 4
 # (name, least phase): the first range whose least phase the board reaches
 PHASES: tuple[tuple[str, int], ...] = (("opening", 20), ("middlegame", 9), ("ending", 0))
 MISTAKE_CP = 100  # a move losing this much is counted apart from the blunders (>= 300)
+# the match tool's comment of an engine move (tools.common.referee.move_comment)
+MOVE_COMMENT = re.compile(r"^(?:[+-]\d+\.\d\d|[+-]M\d+|\?)/(\d+|\?) (\d+\.\d+)s$")
 
 
 def phase_of(board: chess.Board) -> str:
@@ -59,12 +64,35 @@ class ScoredMove:
     player: str
     phase: str
     loss_cp: int
+    depth: int | None = None  # from the move's comment, where the record has one
+    move_s: float | None = None
 
 
-def game_moves(path: Path, max_games: int | None) -> Iterator[tuple[int, str, str,
-                                                                    chess.Board, chess.Move]]:
-    """(game, player, phase, board before, move) of every move of the records: the game's
-    start position is its FEN (an opening from a book) and every move after it was played."""
+@dataclass(frozen=True)
+class RecordedMove:
+    """A move of a game record with what its comment says."""
+
+    game: int
+    player: str
+    phase: str
+    board: chess.Board  # before the move
+    move: chess.Move
+    depth: int | None
+    move_s: float | None
+
+
+def parse_comment(comment: str) -> tuple[int | None, float | None]:
+    """The depth and the time of a match tool's move comment ((None, None) for another)."""
+    found = MOVE_COMMENT.match(comment.strip())
+    if found is None:
+        return None, None
+    depth = None if found.group(1) == "?" else int(found.group(1))
+    return depth, float(found.group(2))
+
+
+def game_moves(path: Path, max_games: int | None) -> Iterator[RecordedMove]:
+    """Every move of the records: the game's start position is its FEN (an opening from a
+    book) and every move after it was played."""
     with path.open() as handle:
         index = 0
         while max_games is None or index < max_games:
@@ -77,21 +105,24 @@ def game_moves(path: Path, max_games: int | None) -> Iterator[tuple[int, str, st
             names = {chess.WHITE: game.headers.get("White", "?"),
                      chess.BLACK: game.headers.get("Black", "?")}
             board = game.board()
-            for move in game.mainline_moves():
-                yield index, names[board.turn], phase_of(board), board.copy(stack=False), move
-                board.push(move)
+            for node in game.mainline():
+                depth, move_s = parse_comment(node.comment)
+                yield RecordedMove(index, names[board.turn], phase_of(board),
+                                   board.copy(stack=False), node.move, depth, move_s)
+                board.push(node.move)
 
 
 def score_games(path: Path, reference: Reference, max_games: int | None = None,
                 players: Sequence[str] = ()) -> list[ScoredMove]:
     """Every move of ``players`` (all when empty) scored by the reference."""
     scored: list[ScoredMove] = []
-    for game, player, phase, board, move in game_moves(path, max_games):
-        if players and player not in players:
+    for played in game_moves(path, max_games):
+        if players and played.player not in players:
             continue
-        _, best_cp = reference.best(board)
-        loss = move_loss_cp(best_cp, reference.score(board, move))
-        scored.append(ScoredMove(game, board.ply(), player, phase, loss))
+        _, best_cp = reference.best(played.board)
+        loss = move_loss_cp(best_cp, reference.score(played.board, played.move))
+        scored.append(ScoredMove(played.game, played.board.ply(), played.player, played.phase,
+                                 loss, played.depth, played.move_s))
         if len(scored) % 500 == 0:
             reference.save()
     reference.save()
@@ -104,6 +135,8 @@ class Row:
     phase: str
     summary: Summary
     mistakes: int  # moves losing MISTAKE_CP or more
+    mean_move_s: float | None  # over the moves whose comment gives it
+    mean_depth: float | None
 
 
 def summarize_moves(moves: Sequence[ScoredMove]) -> list[Row]:
@@ -112,25 +145,35 @@ def summarize_moves(moves: Sequence[ScoredMove]) -> list[Row]:
     for player in sorted({m.player for m in moves}):
         mine = [m for m in moves if m.player == player]
         for phase in [name for name, _ in PHASES] + ["all"]:
-            part = [m.loss_cp for m in mine if phase in ("all", m.phase)]
+            part = [m for m in mine if phase in ("all", m.phase)]
             if part:
-                rows.append(Row(player, phase, summarize(part),
-                                sum(loss >= MISTAKE_CP for loss in part)))
+                losses = [m.loss_cp for m in part]
+                times = [m.move_s for m in part if m.move_s is not None]
+                depths = [m.depth for m in part if m.depth is not None]
+                rows.append(Row(player, phase, summarize(losses),
+                                sum(loss >= MISTAKE_CP for loss in losses),
+                                sum(times) / len(times) if times else None,
+                                sum(depths) / len(depths) if depths else None))
     return rows
 
 
 def table(rows: Sequence[Row]) -> str:
+    clocked = any(row.mean_move_s is not None for row in rows)
     lines = [f"| player | phase | moves | mean cp loss (95%) | >= {MISTAKE_CP} cp | "
-             f">= {BLUNDER_CP} cp | share of the player's loss |",
-             "|---|---|---|---|---|---|---|"]
+             f">= {BLUNDER_CP} cp | share of the player's loss |"
+             + (" mean s a move | mean depth |" if clocked else ""),
+             "|---|---|---|---|---|---|---|" + ("---|---|" if clocked else "")]
     totals = {row.player: row.summary.mean_loss_cp * row.summary.positions
               for row in rows if row.phase == "all"}
     for row in rows:
         s = row.summary
         share = s.mean_loss_cp * s.positions / totals[row.player] if totals[row.player] else 0
-        lines.append(f"| {row.player} | {row.phase} | {s.positions} | {s.mean_loss_cp:.1f} "
-                     f"± {s.loss_margin_cp:.1f} | {row.mistakes} | {s.blunders} | "
-                     f"{share:.0%} |")
+        line = (f"| {row.player} | {row.phase} | {s.positions} | {s.mean_loss_cp:.1f} "
+                f"± {s.loss_margin_cp:.1f} | {row.mistakes} | {s.blunders} | {share:.0%} |")
+        if clocked:
+            line += (f" {'-' if row.mean_move_s is None else f'{row.mean_move_s:.3f}'} | "
+                     f"{'-' if row.mean_depth is None else f'{row.mean_depth:.1f}'} |")
+        lines.append(line)
     return "\n".join(lines)
 
 
