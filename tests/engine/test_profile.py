@@ -98,7 +98,9 @@ def test_a_profile_of_the_end_games_names_the_search() -> None:
     rows = [(float(line.split()[0]), int(line.split()[2]), line.split()[-1])
             for line in lines[1:]]
     samples = {name: count for _, count, name in rows}
-    assert all(share == pytest.approx(100 * count / total, abs=0.005)
+    # printed to 0.01: within half of that, plus a float's error (46.875 % of 8,992 samples
+    # reads back 0.005 and an ulp away from the quotient)
+    assert all(share == pytest.approx(100 * count / total, abs=0.005 + 1e-9)
                for share, count, _ in rows)
     assert sum(samples.values()) <= total
     # the compiled search is named, and it is where most of the time goes
