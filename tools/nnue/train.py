@@ -161,8 +161,8 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
 def mirror_half(indices: torch.Tensor, pad: int) -> torch.Tensor:
     """The batch with its second half mirrored across the d/e line (file a <-> h): the net
     sees no castling rights, so a mirrored position keeps its score and result, and the data
-    counts double.  Square bits 0-2 are the file; the padding row stays as it is.  (A net
-    of king buckets mirrors every position to its king's side itself: no use for it.)"""
+    counts double.  Square bits 0-2 are the file; the padding row stays as it is.  (Off with
+    king buckets: a mirrored position is another bucket's, or the layout mirrors itself.)"""
     flipped = indices.clone()
     half = flipped[len(flipped) // 2:]
     half[half != pad] ^= 7
@@ -175,8 +175,9 @@ def load_init(model: Net, net: nnue.Net) -> None:
     same weights again.  A net of one output bucket gives its output layer to every bucket of
     the model; a bucketed net needs a model of as many buckets.  A net without king buckets
     gives its feature weights to a king-bucketed model's shared rows (``king_factor``), each
-    bucket's own rows at 0, so that the model scores every position as the net did; a net of
-    king buckets needs a model of the same table.  The file's centipawn scale is
+    bucket's own rows at 0: in a layout that keeps the board the model then scores every
+    position as the net did (a mirroring one scores a king on e-h as the net's mirror image);
+    a net of king buckets needs a model of the same layout.  The file's centipawn scale is
     not read back: the model's output times ``SCALE`` is centipawns at K = 400 (a logit), and
     the file's scale, the engine's centipawns, is fitted again at export."""
     qa, qb = int(net.net_meta[nnue.NM_QA]), int(net.net_meta[nnue.NM_QB])
