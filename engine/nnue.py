@@ -507,13 +507,6 @@ def feature_in_view(side: int, side_view: int, piece: int, sq: int) -> int:
 
 
 @njit_noalloc_inline
-def feature(perspective: int, piece: int, sq: int) -> int:
-    """The input index of ``piece`` (board code) on mailbox square ``sq`` for one side, in a
-    net without king buckets."""
-    return feature_in_view(perspective, 0 if perspective == WHITE else 56, piece, sq)
-
-
-@njit_noalloc_inline
 def _refresh_side(board: BoardArray, row: int, side: int, side_view: int, net16: Int16Array,
                   hidden: int, inputs: int, acc: Int16Array) -> None:
     """``side``'s half of accumulator row ``row`` from scratch: the bias plus every piece."""
@@ -610,13 +603,14 @@ def _push_row(
     to = (move >> MOVE_TO_SHIFT) & MOVE_SQ_MASK
     white_view = view(WHITE, stack[row, S_KING], net_meta)
     black_view = view(1, stack[row, S_KING + 1], net_meta)
+    us_view = white_view if us == WHITE else black_view
     # the side (0, 1) whose half is made afresh, -1 for none: a king that moved into another
     # bucket or across the d/e line changes every input of its side's
     fresh = -1
-    if net_meta[NM_KING_BUCKETS] > 1 and (white_view if us == WHITE else black_view) != view(
-            us, stack[parent, S_KING + us], net_meta):
+    if net_meta[NM_KING_BUCKETS] > 1 and us_view != view(us, stack[parent, S_KING + us],
+                                                        net_meta):
         fresh = us
-        _refresh_side(board, row, us, white_view if us == WHITE else black_view, net16, hidden,
+        _refresh_side(board, row, us, us_view, net16, hidden,
                       FEATURES * net_meta[NM_KING_BUCKETS], acc)
     if move & FLAG_CASTLE:
         kto, rto = castling_squares(frm, to, us)

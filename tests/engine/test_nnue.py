@@ -462,8 +462,14 @@ def test_feature_index_mirrors_for_black() -> None:
     assert SQ64[e2] == 12
     white_pawn = 1
     black_pawn = 1 | 8
-    assert nnue.feature(WHITE, white_pawn, e2) == nnue.feature(1, black_pawn, e7) == 12
-    assert nnue.feature(WHITE, black_pawn, e7) == nnue.feature(1, white_pawn, e2) == 384 + 52
+    _, meta = nnue.no_net()  # no king buckets: a side's view is its flip alone
+    white, black = nnue.view(WHITE, e2, meta), nnue.view(1, e7, meta)
+
+    def feature(side: int, side_view: int, piece: int, sq: int) -> int:
+        return int(nnue.feature_in_view(side, side_view, piece, sq))
+
+    assert feature(WHITE, white, white_pawn, e2) == feature(1, black, black_pawn, e7) == 12
+    assert feature(WHITE, white, black_pawn, e7) == feature(1, black, white_pawn, e2) == 384 + 52
 
 
 def test_a_net_read_once_is_shared_until_its_file_changes(tmp_path: Path) -> None:
