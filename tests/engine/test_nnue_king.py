@@ -7,6 +7,7 @@ from pathlib import Path
 
 import chess
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from engine import nnue
@@ -15,7 +16,15 @@ from engine.constants import M_PLY, MAILBOX, S_KING, StackArray
 from tests.engine.conftest import random_boards, random_net, random_net_bytes
 from tests.engine.test_nnue import SPECIAL_FENS, _numpy_score
 from tools.nnue.data import RECORD_DTYPE, encode
-from tools.nnue.features import KING_LAYOUTS, features, inputs_of, pieces
+from tools.nnue.features import (
+    KING_LAYOUTS,
+    KingLayout,
+    features,
+    file_mirror,
+    inputs_of,
+    mirror_of_bucket,
+    pieces,
+)
 
 # kings castled on both wings, in the centre, on the e-h half and far up the board
 KING_FENS = (
@@ -119,6 +128,41 @@ def test_the_trainers_input_indices_are_the_engines(tmp_path: Path, name: str | 
                                      int(MAILBOX[square]))
                 for square, piece in board.piece_map().items())
             assert sorted(int(x) for x in indices if x != pad) == expected, (board.fen(), side)
+
+
+@pytest.mark.parametrize("name", [None, *sorted(KING_LAYOUTS)])
+def test_the_trainers_mirror_of_a_position_is_the_mirrored_board_s_inputs(
+        name: str | None) -> None:
+    layout = None if name is None else KING_LAYOUTS[name]
+    lookup = file_mirror(layout)
+    if layout is not None and layout.mirror:
+        assert lookup is None  # the layout mirrors the board itself: nothing to add
+        return
+    assert lookup is not None
+    boards = random_boards(seed=43, games=10, chess960=False, max_plies=120)
+    boards += [chess.Board(fen) for fen in KING_FENS]
+    mirrored = [board.transform(chess.flip_horizontal) for board in boards]
+
+    def records(of: list[chess.Board]) -> npt.NDArray[np.void]:
+        return np.frombuffer(b"".join(encode(board, 0, 1) for board in of), dtype=RECORD_DTYPE)
+
+    white, black, _ = features(records(boards), layout)
+    white_m, black_m, _ = features(records(mirrored), layout)
+    pad = inputs_of(layout)
+    assert lookup[pad] == pad
+    for got, want in ((lookup[white], white_m), (lookup[black], black_m)):
+        assert np.array_equal(np.sort(got, axis=1), np.sort(want, axis=1))
+    moved = sum(board.king(chess.WHITE) != mirror.king(chess.WHITE)
+                for board, mirror in zip(boards, mirrored, strict=True))
+    assert moved > len(boards) // 2  # the kings really moved between buckets' squares
+
+
+def test_a_layout_that_is_not_symmetric_has_no_mirror() -> None:
+    table = KING_LAYOUTS["wings4"].table.copy()
+    assert list(mirror_of_bucket(KING_LAYOUTS["wings4"])) == [2, 1, 0, 3]
+    table[0] = 1  # a1 joins d-e's bucket, while h1 stays with f-h
+    with pytest.raises(ValueError, match="not symmetric across the d/e line"):
+        file_mirror(KingLayout(table, False))
 
 
 def test_king_tables_and_files_are_checked(tmp_path: Path) -> None:

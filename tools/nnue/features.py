@@ -126,6 +126,40 @@ def _fill(records: npt.NDArray[np.void], layout: KingLayout | None,
     black_idx[rows, slot] = black_view + (squares ^ black_flip)
 
 
+def file_mirror(layout: KingLayout | None) -> npt.NDArray[np.int64] | None:
+    """Each input index's index on the board mirrored across the d/e line (the pad its own),
+    or None where mirroring adds nothing: a mirroring layout sees a king on e-h as its mirror
+    image already, so both boards have the same inputs.
+
+    The net sees no castling rights, so a mirrored position keeps its score and result: the
+    trainer counts it as a second position.  A layout that keeps the board mirrors with it: a
+    king mirrored onto another square is in the bucket of that square, and every square of
+    one bucket mirrors into one bucket (``mirror_of_bucket``) or the layout is refused."""
+    inputs = inputs_of(layout)
+    features = np.arange(nnue.FEATURES, dtype=np.int64)
+    if layout is None:
+        return np.append(features ^ 7, inputs)
+    if layout.mirror:
+        return None
+    buckets = mirror_of_bucket(layout)
+    lookup = (buckets[:, None] * nnue.FEATURES + (features ^ 7)[None, :]).reshape(-1)
+    return np.append(lookup, inputs)
+
+
+def mirror_of_bucket(layout: KingLayout) -> npt.NDArray[np.int64]:
+    """The bucket of each bucket's king squares mirrored across the d/e line; ``ValueError``
+    when the squares of one bucket mirror into several (the table is not symmetric)."""
+    squares = np.arange(64)
+    into = np.full(layout.buckets, -1, dtype=np.int64)
+    for square, bucket in zip(squares, layout.table, strict=True):
+        mirrored = int(layout.table[square ^ 7])
+        if into[bucket] not in (-1, mirrored):
+            raise ValueError(f"king bucket {bucket} mirrors into buckets {into[bucket]} and "
+                             f"{mirrored}: the layout is not symmetric across the d/e line")
+        into[bucket] = mirrored
+    return into
+
+
 def pieces(indices: IndexArray, pad: int) -> npt.NDArray[np.int64]:
     """Pieces on the board of each row of input indices (padded with ``pad``)."""
     return np.asarray((indices != pad).sum(axis=1), dtype=np.int64)

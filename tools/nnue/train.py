@@ -45,7 +45,14 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 
 from engine import nnue
 from tools.nnue import scale as nnue_scale
-from tools.nnue.features import KING_LAYOUTS, KingLayout, features, inputs_of, pieces
+from tools.nnue.features import (
+    KING_LAYOUTS,
+    KingLayout,
+    features,
+    file_mirror,
+    inputs_of,
+    pieces,
+)
 from tools.nnue.shards import mean_by_origin, training_sources
 
 # the engine's net format declares the quantisation scales; the trainer rounds to them
@@ -158,15 +165,12 @@ class Net(torch.nn.Module):  # type: ignore[misc, unused-ignore]
             self.out.weight.clamp_(-OUT_LIMIT, OUT_LIMIT)
 
 
-def mirror_half(indices: torch.Tensor, pad: int) -> torch.Tensor:
-    """The batch with its second half mirrored across the d/e line (file a <-> h): the net
-    sees no castling rights, so a mirrored position keeps its score and result, and the data
-    counts double.  Square bits 0-2 are the file; the padding row stays as it is.  (Off with
-    king buckets: a mirrored position is another bucket's, or the layout mirrors itself.)"""
-    flipped = indices.clone()
-    half = flipped[len(flipped) // 2:]
-    half[half != pad] ^= 7
-    return flipped
+def mirror_half(indices: torch.Tensor, lookup: torch.Tensor) -> torch.Tensor:
+    """The batch with its second half mirrored across the d/e line (file a <-> h), each
+    input index replaced by its mirror's (``lookup``: ``features.file_mirror``): a mirrored
+    position keeps its score and result, so the data counts double."""
+    half = len(indices) // 2
+    return torch.cat([indices[:half], lookup[indices[half:].long()].to(indices.dtype)])
 
 
 def load_init(model: Net, net: nnue.Net) -> None:
@@ -310,9 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             layout is None or not np.array_equal(init.king_table, layout.table)
             or init.king_mirror != layout.mirror):
         raise SystemExit(f"--king-layout {args.king_layout}: not the --init net's king buckets")
-    if layout is not None and args.mirror:
-        # king buckets tell the wings apart (or see every king on files a-d): a mirrored
-        # position is another bucket's, not the same position counted twice
+    mirror_table = file_mirror(layout) if args.mirror else None
+    if mirror_table is None:
+        # a mirroring layout sees a king on e-h as its mirror image: both boards are one
         args.mirror = False
     sources = training_sources(args.data, args.k)
     if not 0.0 <= args.wdl <= 1.0 or not 0.0 < args.validation < 1.0:
@@ -326,6 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"--hidden must be 1..{nnue.MAX_HIDDEN}")
     torch.manual_seed(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    mirror_lookup = None if mirror_table is None else torch.from_numpy(mirror_table).to(device)
     # Consecutive records come from the same game: each file's contiguous tail is held out,
     # so that validation positions are not near-copies of training ones.
     train_parts, valid_parts = [], []
@@ -410,9 +415,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             index = order[first:first + args.batch]
             optimiser.zero_grad()
             batch = [t[index] for t in train]
-            if args.mirror:
-                batch[0], batch[1] = (mirror_half(batch[0], model.pad),
-                                      mirror_half(batch[1], model.pad))
+            if mirror_lookup is not None:
+                batch[0], batch[1] = (mirror_half(batch[0], mirror_lookup),
+                                      mirror_half(batch[1], mirror_lookup))
             loss = loss_of(batch)
             loss.backward()
             optimiser.step()
