@@ -11,6 +11,7 @@ import pytest
 from engine.board import Position
 from engine.nnue import net_for, static_scores
 from engine.search import Searcher
+from tools.common.selfplay import HASH_MB
 from tools.nnue import labels, shards
 from tools.nnue.data import encode
 
@@ -62,7 +63,7 @@ def test_each_row_is_the_search_it_names(tmp_path: Path) -> None:
     # the static row is the net's own score of each position, in target space
     static = np.array([static_scores(Position.from_fen(fen), net)[1] for fen in fens],
                       dtype=np.float64)
-    searcher = Searcher(labels.HASH_MB)
+    searcher = Searcher(HASH_MB)
     searcher.set_net(net)
     deep = np.array([labels.fresh_score(searcher, fen, 600) for fen in fens], dtype=np.float64)
     expected = np.mean((labels.target(static, net.scale) - labels.target(deep, net.scale)) ** 2)

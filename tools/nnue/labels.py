@@ -34,13 +34,13 @@ from engine.board import Position
 from engine.nnue import Net, net_for, static_scores
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
+from tools.common.selfplay import HASH_MB
 from tools.nnue.data import MAX_SCORE_CP, decode_board
 from tools.nnue.shards import training_sources
 
 DEFAULT_POSITIONS = 1000
 DEFAULT_DEEP_NODES = 200_000
 DEFAULT_NODES = (1500, 3000, 6000, 12000)
-HASH_MB = 16  # the factory's (tools.common.selfplay.HASH_MB)
 
 
 @dataclass(frozen=True)
