@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "signature (aliases know whether they have one)")
     parser.add_argument("--bench2", action="store_true", help="the same for engine2")
     parser.add_argument("--openings", type=Path, help="file of FEN/EPD start positions")
+    parser.add_argument("--skip-openings", type=int, default=0, metavar="N",
+                        help="start from the book's opening N + 1: a stopped test goes on with "
+                             "openings its games have not played (pool the logs with "
+                             "tools.match.sprt_pool)")
     parser.add_argument("--variant", type=parse_variant, default=chess.Board,
                         help="play this variant (python-chess's name: 3check, kingofthehill, "
                              "...); python-chess sets UCI_Variant on both engines")
@@ -188,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("--concurrency must be at least 1")
     if args.nodes is not None and args.nodes < 1:
         raise SystemExit("--nodes must be at least 1")
+    if args.skip_openings < 0:
+        raise SystemExit("--skip-openings must be at least 0")
     specs = (
         make_spec(args.engine1, args.name1, args.proto1, args.option1, args.bench1),
         make_spec(args.engine2, args.name2, args.proto2, args.option2, args.bench2),
@@ -205,6 +211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.pgn:
         args.pgn.parent.mkdir(parents=True, exist_ok=True)
     openings = load_openings(args.openings, args.variant)
+    if args.skip_openings >= len(openings):
+        raise SystemExit(f"--skip-openings {args.skip_openings}: the book has only "
+                         f"{len(openings)} openings")
+    # each opening keeps its name (``book.epd:LINE``), so the logs show where a test went on
+    openings = openings[args.skip_openings:]
     if not args.no_bench:
         for spec in specs:
             signature = bench_signature(spec)
