@@ -8,6 +8,7 @@ import chess
 import numpy as np
 import pytest
 
+from engine import params
 from engine.board import Position
 from engine.nnue import net_for, static_scores
 from engine.search import Searcher
@@ -51,7 +52,7 @@ def test_the_sample_is_records_of_the_data_with_their_scores_and_k(tmp_path: Pat
 
 def test_each_row_is_the_search_it_names(tmp_path: Path) -> None:
     fens, scores, ks = labels.sample([_shard_dir(tmp_path)], 4, seed=1)
-    net = net_for("kibitz-10.nnue")
+    net = net_for(params.DEFAULT_EVAL_FILE)
     rows = {row.name: row for row in labels.measure(fens, scores, ks, net, [150, 600], 600)}
     assert list(rows) == ["stored label", "net, static", "search, 150 nodes",
                           "search, 600 nodes"]

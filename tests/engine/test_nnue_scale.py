@@ -79,7 +79,9 @@ def test_too_few_positions_or_a_net_that_disagrees_is_refused(tmp_path: Path) ->
     path.write_bytes(nnue.encode_net(
         w1, b1, -w2.astype(np.int32), -b2,
         activation=int(meta[nnue.NM_ACTIVATION]), qa=int(meta[nnue.NM_QA]),
-        qb=int(meta[nnue.NM_QB]), scale=int(meta[nnue.NM_SCALE])))
+        qb=int(meta[nnue.NM_QB]), scale=int(meta[nnue.NM_SCALE]),
+        king_table=net.king_table if net.king_buckets > 1 else None,
+        king_mirror=net.king_mirror))
     with pytest.raises(nnue_scale.ScaleFitError, match="against the hand-written"):
         nnue_scale.fit_scale(nnue.load_net(path), _boards())
 
