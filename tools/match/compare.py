@@ -6,11 +6,10 @@ play opening k+1, one with each colour.  Compared opening by opening, the openin
 (a line that is lost for one colour whoever plays it) cancels, and what is left is the
 difference between the two first engines (how much that narrows the interval depends on how
 alike the two runs' games stay; the interval the runs would give apart is printed beside it).
-This tool reads the game lines of two
-``tools.match`` logs, keeps the pairs both logs finished, checks that each game started from
-the same opening in both, and prints each log's score on those pairs, the difference per
-game with its 95% interval (from the spread of the pairs' differences), and the same in
-Elo::
+This tool reads the game lines of two ``tools.match`` logs, keeps the pairs both logs
+finished, checks that each game started from the same opening in both, and prints each log's
+score on those pairs, the difference per game with its 95% interval (from the spread of the
+pairs' differences), and the same in Elo::
 
     python -m tools.match.compare new.log old.log
 
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.common.referee import elo_from_score
-from tools.match.sprt_pool import RESULT_POINTS
+from tools.match.sprt_pool import first_engine_points
 
 # "game  12 book1.epd:6              kibitz-12 black: 0-1     (adjudication)  score ..."
 GAME_LINE = re.compile(r"^game\s+(\d+) (.{24,}?) .+ (white|black): (1-0|0-1|1/2-1/2)\s")
@@ -77,10 +76,8 @@ class Comparison:
         the two runs' mean score, where the Elo curve is read."""
         middle = (self.score_a + self.score_b) / 2
 
-        def elo(diff: float) -> float:
-            low = min(max(middle - diff / 2, 1e-6), 1 - 1e-6)
-            high = min(max(middle + diff / 2, 1e-6), 1 - 1e-6)
-            return elo_from_score(high) - elo_from_score(low)
+        def elo(diff: float) -> float:  # elo_from_score keeps a score inside (0, 1)
+            return elo_from_score(middle + diff / 2) - elo_from_score(middle - diff / 2)
 
         return (elo(self.diff_per_game), elo(self.diff_per_game - self.margin_per_game),
                 elo(self.diff_per_game + self.margin_per_game))
@@ -94,9 +91,7 @@ def read_games(lines: Iterable[str]) -> dict[int, Game]:
         if match is None:
             continue
         number, opening, colour, result = match.groups()
-        white_points = RESULT_POINTS[result]
-        games[int(number)] = Game(opening.rstrip(),
-                                  white_points if colour == "white" else 1.0 - white_points)
+        games[int(number)] = Game(opening.rstrip(), first_engine_points(colour, result))
     return games
 
 

@@ -27,6 +27,13 @@ RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 LOG_INDEX_OFFSET = 1 << 32
 
 
+def first_engine_points(colour: str, result: str) -> float:
+    """The first engine's points of a game line: its colour ("white" or "black") and the
+    result ("1-0", "0-1" or "1/2-1/2")."""
+    white_points = RESULT_POINTS[result]
+    return white_points if colour == "white" else 1.0 - white_points
+
+
 def engine1_points(lines: Iterable[str]) -> dict[int, float]:
     """Game number -> the first engine's points, from one log's game lines."""
     points: dict[int, float] = {}
@@ -35,8 +42,7 @@ def engine1_points(lines: Iterable[str]) -> dict[int, float]:
         if match is None:
             continue
         number, colour, result = match.groups()
-        white_points = RESULT_POINTS[result]
-        points[int(number)] = white_points if colour == "white" else 1.0 - white_points
+        points[int(number)] = first_engine_points(colour, result)
     return points
 
 
