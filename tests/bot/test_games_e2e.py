@@ -54,6 +54,12 @@ def bot_color(record: GameRecord) -> str:
     return "white" if record.white.lower() == BOT else "black"
 
 
+def opponent_to_move(record: GameRecord, min_plies: int) -> bool:
+    """At least ``min_plies`` played, and the bot's opponent to move."""
+    white_to_move = len(record.moves) % 2 == 0
+    return len(record.moves) >= min_plies and white_to_move == (bot_color(record) == "black")
+
+
 async def test_whole_games_in_every_variant_and_every_ending(tmp_path: Path) -> None:
     quiet_logs()
     config = make_config(tmp_path, """
@@ -163,8 +169,10 @@ async def test_pondering_on_the_opponents_time(
             await server.start_opponent("thinker", engine=strong_opponent(), movetime_s=0.2,
                                         challenge=ChallengeSpec(BOT, 60, 0, repeat=False))
             (game_id,) = await bot_games(server, 1)
+            # End the game on the opponent's turn: on the bot's, a reply found by a ponder hit
+            # may be on its way and be refused, as lila refuses a move after the game's end.
             async with asyncio.timeout(GUARD_S):
-                while len(server.game_record(game_id).moves) < 16:  # noqa: ASYNC110
+                while not opponent_to_move(server.game_record(game_id), 16):  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             server.end_game(game_id, "draw")
         assert run.task.result() == 0

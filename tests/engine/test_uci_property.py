@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 
 import chess
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.uci_process import UciProcess
@@ -177,6 +177,10 @@ class Session:
 
     def other(self, line: str) -> None:
         self.engine.send(line)
+        if line == "isready":
+            # its own readyok, read here: left in the queue, it would end the next sync early
+            # and leave that sync's lines (an error) to the command after it
+            self.engine.expect("readyok", timeout_s=60.0)
         if line == "ucinewgame" or line == "position startpos moves":
             self.board, self.known = chess.Board(), True
         elif line == "position":
@@ -190,6 +194,7 @@ class Session:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(commands=COMMANDS)
+@example(commands=["isready", "ponderhit", "go perft 2"])  # the session's own sync, kept in step
 def test_random_sessions_never_break_the_engine(engine: UciProcess, commands: list[str]) -> None:
     session = Session(engine)
     engine.send("ucinewgame")
