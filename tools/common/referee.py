@@ -11,6 +11,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import math
+import re
 import sys
 import threading
 import time
@@ -223,6 +224,34 @@ def move_comment(info: chess.engine.InfoDict, spent_s: float) -> str:
             text = f"{pov.score(mate_score=MATE_CP) / 100:+.2f}"
     depth = info.get("depth")
     return f"{text}/{depth if depth is not None else '?'} {spent_s:.3f}s"
+
+
+# move_comment's text read back: the score ("+0.31", "-M4" or "?"), the depth, the seconds
+MOVE_COMMENT = re.compile(r"^([+-]\d+\.\d\d|[+-]M\d+|\?)/(\d+|\?) (\d+\.\d+)s$")
+
+
+@dataclass(frozen=True)
+class MoveComment:
+    """What ``move_comment`` wrote of a move."""
+
+    score_cp: float | None  # the mover's view; +-inf for a mate, None without a score
+    depth: int | None
+    spent_s: float
+
+
+def read_move_comment(comment: str) -> MoveComment | None:
+    """``move_comment``'s text read back; None for any other comment."""
+    found = MOVE_COMMENT.match(comment.strip())
+    if found is None:
+        return None
+    score, depth, spent = found.groups()
+    if score == "?":
+        score_cp = None
+    elif score[1] == "M":
+        score_cp = math.inf if score[0] == "+" else -math.inf
+    else:
+        score_cp = float(score) * 100.0
+    return MoveComment(score_cp, None if depth == "?" else int(depth), float(spent))
 
 
 def _adjudicate(board: chess.Board, scores: list[int | None], config: MatchConfig) -> str | None:

@@ -19,9 +19,7 @@ claim whatever ``--cp`` is.
 from __future__ import annotations
 
 import argparse
-import io
 import math
-import re
 import statistics
 import sys
 from collections.abc import Iterable, Sequence
@@ -32,10 +30,10 @@ from typing import TextIO
 import chess
 import chess.pgn
 
-# "+0.31/15 0.523s", "-M4/22 1.002s" (tools.common.referee.move_comment); "?/..." has none
-SCORE = re.compile(r"^\s*([+-])(M?)(\d+(?:\.\d+)?)/")
+from tools.common.referee import read_move_comment
+from tools.match.sprt_pool import RESULT_POINTS, first_engine_points
+
 PIECE_BANDS = ((25, 32), (17, 24), (9, 16), (2, 8))  # pieces on the board, kings included
-RESULT_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class GameClaims:
+    opponent: str  # the engine's opponent's name
     points: float  # the engine's
     engine_first: Claim | None
     opponent_first: Claim | None
@@ -69,14 +68,9 @@ class GameClaims:
 
 
 def parse_score_cp(comment: str) -> float | None:
-    """The mover's score in centipawns of its own view (±inf for a mate), or None."""
-    match = SCORE.match(comment)
-    if match is None:
-        return None
-    sign = -1.0 if match.group(1) == "-" else 1.0
-    if match.group(2):
-        return sign * math.inf
-    return sign * float(match.group(3)) * 100.0
+    """The mover's score in centipawns of its own view (+-inf for a mate), or None."""
+    found = read_move_comment(comment)
+    return None if found is None else found.score_cp
 
 
 def game_claims(game: chess.pgn.Game, engine: str, cp: float) -> GameClaims | None:
@@ -87,9 +81,7 @@ def game_claims(game: chess.pgn.Game, engine: str, cp: float) -> GameClaims | No
     if engine not in (white, black) or result not in RESULT_POINTS:
         return None
     engine_colour = chess.WHITE if white == engine else chess.BLACK
-    points = RESULT_POINTS[result]
-    if engine_colour == chess.BLACK:
-        points = 1.0 - points
+    points = first_engine_points("white" if engine_colour == chess.WHITE else "black", result)
     board = game.board()
     last: dict[bool, float | None] = {True: None, False: None}  # by "the engine moved"
     first: dict[bool, Claim | None] = {True: None, False: None}
@@ -103,7 +95,8 @@ def game_claims(game: chess.pgn.Game, engine: str, cp: float) -> GameClaims | No
                                             last[not engine_moved], board.fen())
             last[engine_moved] = score
         board.push(node.move)
-    return GameClaims(points, first[True], first[False])
+    return GameClaims(black if engine_colour == chess.WHITE else white, points, first[True],
+                      first[False])
 
 
 def read_claims(pgn: TextIO, engine: str | None, cp: float) -> tuple[str, list[GameClaims]]:
@@ -174,10 +167,9 @@ def claim_epd(claim: Claim, claimer: str, other: str) -> str:
                      c1=f"{other} {_signed_pawns(claim.other_cp)} one ply before")
 
 
-def opponent_name(pgn_text: str, engine: str) -> str:
+def opponent_name(games: Sequence[GameClaims]) -> str:
     """The name the engine's opponents go by, if only one; else 'opponent'."""
-    names = set(re.findall(r'^\[(?:White|Black) "([^"]*)"\]', pgn_text, re.MULTILINE))
-    names.discard(engine)
+    names = {g.opponent for g in games}
     return names.pop() if len(names) == 1 else "opponent"
 
 
@@ -195,19 +187,18 @@ def main(argv: Iterable[str] | None = None) -> int:
     if args.cp <= 0:
         parser.error(f"--cp must be above 0, got {args.cp:g}")
     try:
-        text = args.pgn.read_text()
+        with args.pgn.open() as pgn:
+            engine, games = read_claims(pgn, args.engine, args.cp)
     except OSError as error:
         print(f"{args.pgn}: {error.strerror}", file=sys.stderr)
         return 2
-    try:
-        engine, games = read_claims(io.StringIO(text), args.engine, args.cp)
     except ValueError as error:
         print(f"{args.pgn}: {error}", file=sys.stderr)
         return 2
-    opponent = opponent_name(text, engine)
+    opponent = opponent_name(games)
     print("\n".join(report(engine, games, args.cp, opponent)))
     if args.epd is not None:
-        lines = [claim_epd(g.opponent_first, opponent, engine) for g in games
+        lines = [claim_epd(g.opponent_first, g.opponent, engine) for g in games
                  if g.first == "opponent" and g.opponent_first is not None]
         args.epd.write_text("".join(line + "\n" for line in lines))
         print(f"{len(lines)} positions written to {args.epd}")

@@ -19,7 +19,6 @@ the player's mean time and depth a move: where an engine spends its clock.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import chess
 import chess.pgn
 
 from tools.common.engines import resolve_engine
+from tools.common.referee import read_move_comment
 from tools.strength.cploss import (
     BLUNDER_CP,
     DEFAULT_CACHE,
@@ -43,8 +43,6 @@ PHASE_WEIGHTS = {chess.KNIGHT: 1, chess.BISHOP: 1, chess.ROOK: 2, chess.QUEEN: 4
 # (name, least phase): the first range whose least phase the board reaches
 PHASES: tuple[tuple[str, int], ...] = (("opening", 20), ("middlegame", 9), ("ending", 0))
 MISTAKE_CP = 100  # a move losing this much is counted apart from the blunders (>= 300)
-# the match tool's comment of an engine move (tools.common.referee.move_comment)
-MOVE_COMMENT = re.compile(r"^(?:[+-]\d+\.\d\d|[+-]M\d+|\?)/(\d+|\?) (\d+\.\d+)s$")
 
 
 def phase_of(board: chess.Board) -> str:
@@ -83,11 +81,8 @@ class RecordedMove:
 
 def parse_comment(comment: str) -> tuple[int | None, float | None]:
     """The depth and the time of a match tool's move comment ((None, None) for another)."""
-    found = MOVE_COMMENT.match(comment.strip())
-    if found is None:
-        return None, None
-    depth = None if found.group(1) == "?" else int(found.group(1))
-    return depth, float(found.group(2))
+    found = read_move_comment(comment)
+    return (None, None) if found is None else (found.depth, found.spent_s)
 
 
 def game_moves(path: Path, max_games: int | None) -> Iterator[RecordedMove]:
