@@ -38,10 +38,11 @@ def test_records_round_trip_the_position_score_and_result() -> None:
 
 
 def test_a_self_play_game_keeps_only_quiet_scored_positions() -> None:
-    data, count = nnue_data.play_game(random.Random(9), 300, 2)
+    data, count, result = nnue_data.play_game(random.Random(9), 300, 2)
     records = np.frombuffer(data, dtype=nnue_data.RECORD_DTYPE)
     assert count == len(records) > 0
-    assert len({int(r) for r in records["result"]}) == 1  # one game, one result
+    # one game, one result: the one returned
+    assert {int(r) for r in records["result"]} == {nnue_data.RESULT_CODE[result]}
     for record in records:
         board = nnue_data.decode_board(record)
         assert board.is_valid() or board.status() == chess.STATUS_BAD_CASTLING_RIGHTS
@@ -53,8 +54,8 @@ def test_a_game_with_a_net_is_played_by_the_net(tmp_path: Path) -> None:
     """The same opening and node count with a net (``--evalfile``): other scores, because the
     net evaluates instead of the hand-written terms."""
     net = _tiny_net(tmp_path / "tiny.nnue", 400)
-    hand, _ = nnue_data.play_game(random.Random(9), 300, 2)
-    learned, count = nnue_data.play_game(random.Random(9), 300, 2, nnue.load_net(net))
+    hand, _, _ = nnue_data.play_game(random.Random(9), 300, 2)
+    learned, count, _ = nnue_data.play_game(random.Random(9), 300, 2, nnue.load_net(net))
     assert count > 0 and learned != hand
     with pytest.raises(SystemExit, match=r"--evalfile: net file .*absent\.nnue: cannot be read"):
         nnue_data.main(["--out", str(tmp_path / "d.bin"), "--evalfile",

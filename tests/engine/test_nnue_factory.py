@@ -325,3 +325,193 @@ def test_the_held_out_loss_splits_by_origin() -> None:
     ids = np.array([0, 0, 2, 0, 2], dtype=np.int64)
     assert shards.mean_by_origin(errors, ids, ["pgn", "records", "selfplay"]) == {
         "pgn": 3.0, "selfplay": 15.0}
+
+
+class _FirstMoveOpponent:
+    """An opponent that plays the first legal move in python-chess's order, and keeps what
+    it was asked."""
+
+    name = "first-move"
+
+    def __init__(self) -> None:
+        self.games = 0
+        self.asked: list[chess.Board] = []
+        self.played: list[chess.Move] = []
+
+    def new_game(self) -> None:
+        self.games += 1
+
+    def move(self, board: chess.Board) -> chess.Move:
+        self.asked.append(board.copy())
+        self.played.append(next(iter(board.legal_moves)))
+        return self.played[-1]
+
+
+@pytest.mark.parametrize("opponent_color", [chess.WHITE, chess.BLACK])
+def test_a_game_against_an_opponent_plays_its_moves_on_its_turns(
+        opponent_color: chess.Color) -> None:
+    """The opponent is asked on each of its turns and on no other, and what it answers is
+    the move played."""
+    import random
+
+    from tools.common import selfplay
+
+    opponent = _FirstMoveOpponent()
+    kept, result = selfplay.play_game(random.Random(3), 200, 2, None, opponent, opponent_color)
+    assert opponent.games == 1 and opponent.asked and result in ("1-0", "0-1", "1/2-1/2")
+    assert all(board.turn == opponent_color for board in opponent.asked)
+    for board, move, after in zip(opponent.asked, opponent.played, opponent.asked[1:],
+                                  strict=False):
+        # two plies later the opponent is asked again, its own move played in between
+        assert after.move_stack[:-1] == [*board.move_stack, move]
+    assert len(opponent.asked) >= 2 and kept
+
+
+def test_the_engine_s_outcome_against_an_opponent() -> None:
+    assert factory.engine_outcome("1-0", chess.BLACK) == "win"
+    assert factory.engine_outcome("1-0", chess.WHITE) == "loss"
+    assert factory.engine_outcome("0-1", chess.WHITE) == "win"
+    assert factory.engine_outcome("0-1", chess.BLACK) == "loss"
+    assert factory.engine_outcome("1/2-1/2", chess.WHITE) == "draw"
+
+
+def test_a_run_against_another_engine_keeps_its_source_and_score(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two games against the engine itself as a UCI process: the shards and the ledger line
+    say ``versus`` and whom, the line counts the engine's outcomes, the status names them."""
+    data = tmp_path / "data"
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
+         "--nodes", "100", "--games", "2", "--opponent", "kibitz", "--opponent-nodes", "50",
+         "--opponent-option", "Hash=4"],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stdout + run.stderr
+    (line,) = ledger.read_ledger(data)
+    assert line["source"] == "versus" and line["games"] == 2
+    assert line["opponent"] == "kibitz" and line["opponent_limit"] == "50 nodes"
+    assert sum(line["engine_score"].values()) == 2
+    assert line["added"] > 0 and line["added"] == sum(line["shards"].values())
+    for name in line["shards"]:
+        meta = shards.read_shard(data / name).meta
+        assert meta["source"] == "versus" and meta["opponent"] == "kibitz"
+    assert "against kibitz at 50 nodes:" in run.stdout
+    assert factory.main(["status", "--dir", str(data)]) == 0
+    assert "against kibitz at 50 nodes" in capsys.readouterr().out
+
+
+STUBBORN_ENGINE = """\
+import sys, time
+import chess
+board = chess.Board()
+for line in sys.stdin:
+    words = line.split()
+    if not words:
+        continue
+    if words[0] == "uci":
+        print("id name stubborn"); print("uciok", flush=True)
+    elif words[0] == "isready":
+        print("readyok", flush=True)
+    elif words[0] == "position":
+        fen = " ".join(words[2:8]) if words[1] == "fen" else chess.STARTING_FEN
+        board = chess.Board(fen)
+        for move in words[words.index("moves") + 1:] if "moves" in words else []:
+            board.push_uci(move)
+    elif words[0] == "go":
+        print("bestmove " + next(iter(board.legal_moves)).uci(), flush=True)
+    elif words[0] == "quit":
+        sys.exit(0)
+while True:  # an engine that outlives the end of its input: only `quit` ends it
+    time.sleep(60)
+"""
+
+
+def _processes_running(marker: str) -> list[int]:
+    """The live (not zombie) processes whose command line holds ``marker``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (stat.parent / "cmdline").read_bytes().decode(errors="replace")
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if marker in cmdline and state != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_stopped_run_closes_its_opponents(tmp_path: Path) -> None:
+    """SIGTERM to the run alone (``kill PID``): its jobs send their opponents ``quit`` on
+    the way out, so an engine that does not end at the end of its input is not left running."""
+    script = tmp_path / "stubborn.py"
+    script.write_text(STUBBORN_ENGINE)
+    data = tmp_path / "data"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
+         "--nodes", "100", "--opponent", f"{sys.executable} {script}"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    assert process.stdout is not None
+    lines = []
+    for text in process.stdout:
+        lines.append(text)
+        if text.startswith(factory.FIRST_GAME_LINE):
+            break
+    process.send_signal(signal.SIGTERM)
+    lines.append(process.stdout.read())
+    assert process.wait() == 0, "".join(lines)
+    left = _processes_running(str(script))
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the opponent was left running: " + "".join(lines)
+    (line,) = ledger.read_ledger(data)
+    assert line["source"] == "versus" and line["added"] > 0
+
+
+QUITTING_ENGINE = """\
+import sys
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "uci":
+        print("id name quitter"); print("uciok", flush=True)
+    elif word == "isready":
+        print("readyok", flush=True)
+    elif word == "go":
+        sys.exit(3)
+"""
+
+
+def test_an_opponent_that_dies_stops_its_job_and_the_run_keeps_its_line(
+        tmp_path: Path) -> None:
+    """An opponent that exits at its first search: the job says which engine failed and
+    where, the run still ends cleanly with its ledger line, and nothing is left open."""
+    script = tmp_path / "quitter.py"
+    script.write_text(QUITTING_ENGINE)
+    data = tmp_path / "data"
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
+         "--nodes", "100", "--games", "2", "--opponent", f"{sys.executable} {script}",
+         "--opponent-depth", "3"],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"opponent '{sys.executable} {script}' in " in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+    (line,) = ledger.read_ledger(data)
+    assert line["source"] == "versus" and line["games"] == 0 and line["added"] == 0
+    assert line["opponent_limit"] == "depth 3"
+    assert not list(data.glob(f"*{shards.OPEN_SUFFIX}"))
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--opponent", "/nonexistent/engine"], "/nonexistent/engine is not installed"),
+    (["--opponent", "kibitz", "--opponent-option", "Hash"], "'Hash': not NAME=VALUE"),
+    (["--opponent-option", "Hash=4"], "--opponent-option without --opponent"),
+    (["--opponent", "kibitz", "--opponent-nodes", "0"], "--opponent-nodes and --opponent-depth"
+                                                        " must be positive"),
+    (["--opponent", "kibitz", "--opponent-depth", "-1"], "--opponent-nodes and --opponent-depth"
+                                                         " must be positive"),
+])
+def test_a_bad_opponent_is_refused_before_the_run_starts(
+        tmp_path: Path, argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit, match=message):
+        factory.main(["run", "--dir", str(tmp_path / "data"), "--games", "1", *argv])
+    assert not (tmp_path / "data").exists()

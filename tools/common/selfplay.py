@@ -4,6 +4,10 @@ Shared by the two training-data generators: `tools.texel.data` (positions labell
 game's result) and `tools.nnue.data` (positions with the search score and the result).
 A position is kept when the side to move is not in check, the best move is neither a capture
 nor a promotion, and the score is not a mate: the evaluation is what decides it.
+
+With an opponent (``tools.common.opponent``) the game is the engine against it: the engine
+still searches every position, for its label and for what is quiet, and on the opponent's
+turns the opponent's move is played.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from engine.nnue import Net
 from engine.search import Searcher
 from engine.timeman import GoLimits, TimeBudget
 from tools.common.openings import random_opening
+from tools.common.opponent import Opponent
 
 SKIP_PLIES = 8  # the first plies after the opening are not sampled (still book-like)
 WIN_CP = 1000  # scores beyond this for WIN_PLIES plies in a row: the game is adjudicated won
@@ -63,11 +68,15 @@ class SelfPlay:
         self.searcher = Searcher(HASH_MB)
         self.net = net
 
-    def play_game(self, rng: random.Random, nodes: int,
-                  random_plies: int) -> tuple[list[tuple[chess.Board, int]], str]:
+    def play_game(self, rng: random.Random, nodes: int, random_plies: int,
+                  opponent: Opponent | None = None, opponent_color: chess.Color = chess.BLACK,
+                  ) -> tuple[list[tuple[chess.Board, int]], str]:
         """One game from a random opening: its quiet positions, each with the search score
-        (the side to move's view, centipawns), and the result ('1-0', '0-1' or '1/2-1/2')."""
+        (the side to move's view, centipawns), and the result ('1-0', '0-1' or '1/2-1/2').
+        With ``opponent``, it plays ``opponent_color``'s moves."""
         board = random_opening(rng, random_plies)
+        if opponent is not None:
+            opponent.new_game()
         searcher = self.searcher
         searcher.clear()
         searcher.set_net(self.net)  # also empties the evaluation cache
@@ -97,20 +106,24 @@ class SelfPlay:
                 return kept, "1-0"
             if len(recent) == WIN_PLIES and all(s <= -WIN_CP for s in recent):
                 return kept, "0-1"
+            if opponent is not None and board.turn == opponent_color:
+                move = opponent.move(board)
             board.push(move)
-            position.push_uci(found.best_move)
+            position.push_uci(move.uci())
 
 
 # one player per evaluation in a process: the searcher (and its table) outlives the games
 _players: dict[str, SelfPlay] = {}
 
 
-def play_game(rng: random.Random, nodes: int, random_plies: int,
-              net: Net | None = None) -> tuple[list[tuple[chess.Board, int]], str]:
+def play_game(rng: random.Random, nodes: int, random_plies: int, net: Net | None = None,
+              opponent: Opponent | None = None, opponent_color: chess.Color = chess.BLACK,
+              ) -> tuple[list[tuple[chess.Board, int]], str]:
     """One game (``SelfPlay.play_game``) by this process's player of ``net``: both sides
-    evaluate with ``net``, or with the hand-written evaluation (None)."""
+    evaluate with ``net``, or with the hand-written evaluation (None), or the other side is
+    ``opponent``, playing ``opponent_color``."""
     key = "" if net is None else net.hash
     player = _players.get(key)
     if player is None or player.net is not net:
         player = _players[key] = SelfPlay(net)
-    return player.play_game(rng, nodes, random_plies)
+    return player.play_game(rng, nodes, random_plies, opponent, opponent_color)

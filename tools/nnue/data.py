@@ -54,6 +54,7 @@ import numpy.typing as npt
 
 if TYPE_CHECKING:
     from engine.nnue import Net
+    from tools.common.opponent import Opponent
 
 RECORD_DTYPE = np.dtype([
     ("occupancy", "<u8"), ("pieces", "u1", (16,)), ("stm", "u1"), ("result", "u1"),
@@ -108,15 +109,17 @@ def read_records(path: Path) -> Records:
     return np.fromfile(path, dtype=RECORD_DTYPE, count=count)
 
 
-def play_game(rng: random.Random, nodes: int, random_plies: int,
-              net: Net | None = None) -> tuple[bytes, int]:
-    """One self-play game (with ``net``, or the hand-written evaluation when it is None): its
-    kept positions as records, and how many."""
+def play_game(rng: random.Random, nodes: int, random_plies: int, net: Net | None = None,
+              opponent: Opponent | None = None, opponent_color: chess.Color = chess.BLACK,
+              ) -> tuple[bytes, int, str]:
+    """One self-play game (with ``net``, or the hand-written evaluation when it is None), or
+    one against ``opponent`` playing ``opponent_color``: its kept positions as records, how
+    many, and the result ('1-0', '0-1' or '1/2-1/2')."""
     from tools.common import selfplay  # in the worker: the engine is imported there, not here
 
-    kept, result = selfplay.play_game(rng, nodes, random_plies, net)
+    kept, result = selfplay.play_game(rng, nodes, random_plies, net, opponent, opponent_color)
     code = RESULT_CODE[result]
-    return b"".join(encode(board, score, code) for board, score in kept), len(kept)
+    return b"".join(encode(board, score, code) for board, score in kept), len(kept), result
 
 
 def meta_path(data: Path) -> Path:
@@ -204,7 +207,7 @@ def _worker(out: str, seed: int, nodes: int, random_plies: int, games: int, net_
     try:
         played = 0
         while games == 0 or played < games:
-            data, count = play_game(rng, nodes, random_plies, net)
+            data, count, _ = play_game(rng, nodes, random_plies, net)
             os.write(fd, data)
             played += 1
             progress.put(count)

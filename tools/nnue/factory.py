@@ -15,6 +15,15 @@ mismatch with the ledger (exit status 1 when there is one).
 
 One run writes to a directory at a time (a lock file): a run seals the shards that a killed
 run left open, and must not seal those of a run still writing.
+
+With ``--opponent ENGINE`` (an alias of ``tools.match``, such as ``ethereal-chess``, or a
+command line) the games are the engine against that engine at ``--opponent-nodes`` (or
+``--opponent-depth``) a move, the colours alternating (source ``versus``): self-play's two
+sides share their blind spots, so its results cannot show them; a stronger opponent's can.
+The engine still searches every position for its label.  The ledger line keeps the engine's
+wins, draws and losses.  Ethereal 12 ignores ``go nodes``: give it a depth.
+
+    make datagen DATAGEN_ARGS="--opponent ethereal-chess --opponent-depth 7"
 """
 
 from __future__ import annotations
@@ -38,6 +47,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import chess
+
+from tools.common.engines import EngineSpec, check_installed, make_spec
+from tools.common.opponent import OpponentLimit
 from tools.nnue import ledger
 from tools.nnue.data import HAND_WRITTEN_K_CP
 from tools.nnue.shards import (
@@ -57,7 +70,10 @@ POLL_S = 1.0
 LOCK_NAME = ".lock"
 REPO_DIR = Path(__file__).resolve().parents[2]
 FIRST_GAME_LINE = "first game written"  # printed once a run's first game is on disk
-Event = tuple[int, int, float]  # a finished game: job, positions, the job's CPU s playing
+# a finished game: job, positions, the job's CPU s playing, and the engine's outcome against
+# an opponent ("win", "draw" or "loss"; "" in self-play)
+Event = tuple[int, int, float, str]
+OUTCOMES = ("win", "draw", "loss")
 
 
 def utc_now() -> str:
@@ -194,45 +210,92 @@ def finish_run(directory: Path, start: RunStart, source: str, ev: Evaluation, no
     return line
 
 
+def engine_outcome(result: str, opponent_color: chess.Color) -> str:
+    """The engine's outcome of a game against an opponent that played ``opponent_color``."""
+    if result == "1/2-1/2":
+        return "draw"
+    return "loss" if (result == "1-0") == (opponent_color == chess.WHITE) else "win"
+
+
+def _exit_on_sigterm(events: mp.Queue[Event]) -> None:
+    """SIGTERM (the run stopping its jobs) as an exit, so that the opponent's process is
+    closed on the way out, not orphaned."""
+    def handler(signum: int, frame: object) -> None:
+        events.cancel_join_thread()  # the run reads no more events: exit without flushing
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _worker(directory: str, stem: str, meta: dict[str, Any], seed: int, nodes: int,
-            random_plies: int, games: int, ev: Evaluation, job: int, events: mp.Queue[Event]
-            ) -> None:
+            random_plies: int, games: int, ev: Evaluation, job: int, events: mp.Queue[Event],
+            opponent_spec: EngineSpec | None = None,
+            opponent_limit: OpponentLimit | None = None) -> None:
     """Play games until ``games`` (0: until stopped), appending each to this job's shards;
-    after each, an event: (job, positions, CPU seconds spent playing since the warm-up)."""
+    after each, an event: (job, positions, CPU seconds spent playing since the warm-up, the
+    outcome against the opponent).  With ``opponent_spec``, against that engine, this job's
+    first game with white and the colours alternating."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     from engine.nnue import parse_net
     from engine.search import warm_up
+    from tools.common.opponent import EngineOpponent, OpponentError
     from tools.nnue.data import play_game
 
     net = parse_net(ev.net_bytes, ev.eval_file) if ev.net_bytes else None
-    warm_up(net)  # the net's functions too: the first game's CPU time is a game's
-    warm_cpu_s = time.process_time()
-    parent = os.getppid()
-    rng = random.Random(seed)
-    writer = ShardWriter(Path(directory), stem, meta)
-    played = 0
-    while games == 0 or played < games:
-        data, count = play_game(rng, nodes, random_plies, net)
-        if os.getppid() != parent:  # the run was killed: nobody would seal or count this
+    opponent = None
+    if opponent_spec is not None and opponent_limit is not None:
+        _exit_on_sigterm(events)
+        try:
+            opponent = EngineOpponent(opponent_spec, opponent_limit)
+        except OpponentError as exc:
+            print(f"job {job}: {exc}", file=sys.stderr, flush=True)
             return
-        if count:
-            writer.add(data)
-        played += 1
-        events.put((job, count, time.process_time() - warm_cpu_s))
-    writer.close()
+    try:
+        warm_up(net)  # the net's functions too: the first game's CPU time is a game's
+        warm_cpu_s = time.process_time()
+        parent = os.getppid()
+        rng = random.Random(seed)
+        writer = ShardWriter(Path(directory), stem, meta)
+        played = 0
+        while games == 0 or played < games:
+            opponent_color = chess.BLACK if played % 2 == 0 else chess.WHITE
+            try:
+                data, count, result = play_game(rng, nodes, random_plies, net, opponent,
+                                                opponent_color)
+            except OpponentError as exc:  # this job stops; the games it wrote are kept
+                print(f"job {job}: {exc}", file=sys.stderr, flush=True)
+                break
+            if os.getppid() != parent:  # the run was killed: nobody would seal or count this
+                return
+            if count:
+                writer.add(data)
+            played += 1
+            outcome = engine_outcome(result, opponent_color) if opponent is not None else ""
+            events.put((job, count, time.process_time() - warm_cpu_s, outcome))
+        writer.close()
+    finally:
+        if opponent is not None:
+            opponent.close()
 
 
 def run(args: argparse.Namespace) -> int:
     directory = data_dir(args.dir)
     ev = evaluation(args.evalfile)
+    spec: EngineSpec | None = args.opponent_spec
     with locked(directory):
         start = begin_run(directory)
         print(f"{directory}: {start.found_positions} positions in {start.found_shards} shards "
               f"(ledger total {start.ledger_total}, {len(start.recovered)} shard(s) of "
               f"stopped runs recovered); run {start.run}: {args.jobs} job(s), {args.nodes} "
-              f"nodes, {ev.name} ({ev.label}, K {ev.k})", flush=True)
+              f"nodes, {ev.name} ({ev.label}, K {ev.k})"
+              + (f", against {spec.name} at {args.opponent_limit}" if spec else ""), flush=True)
+        source = "selfplay" if spec is None else "versus"
         meta = {"k": ev.k, "evaluation": ev.label, "net": ev.name, "nodes": args.nodes,
-                "random_plies": args.random_plies, "source": "selfplay", "run": start.run}
+                "random_plies": args.random_plies, "source": source, "run": start.run}
+        versus: dict[str, Any] = {}
+        if spec is not None:
+            versus = {"opponent": spec.name, "opponent_limit": str(args.opponent_limit)}
+            meta.update(versus)
         context = mp.get_context("spawn")  # a fresh interpreter each: no numba state forked
         events: mp.Queue[Event] = context.Queue()
         workers = [
@@ -240,7 +303,8 @@ def run(args: argparse.Namespace) -> int:
                 target=_worker, daemon=True,
                 args=(str(directory), f"{start.run}-j{job}", {**meta, "job": job},
                       zlib.crc32(f"{start.run}/{job}/{args.seed}".encode()), args.nodes,
-                      args.random_plies, args.games, ev, job, events))
+                      args.random_plies, args.games, ev, job, events, spec,
+                      args.opponent_limit))
             for job in range(args.jobs)
         ]
         for worker in workers:
@@ -248,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
         games = done = 0
         play_cpu_s = [0.0] * args.jobs  # each job's CPU time in the games it finished
         played = [0] * args.jobs
+        outcomes: Counter[str] = Counter()
         deadline = start.started_s + args.seconds if args.seconds else None
         last_report = time.monotonic()
         previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
@@ -256,9 +321,10 @@ def run(args: argparse.Namespace) -> int:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
                 try:
-                    job, count, play_cpu_s[job] = events.get(timeout=POLL_S)
+                    job, count, play_cpu_s[job], outcome = events.get(timeout=POLL_S)
                 except queue.Empty:
                     continue
+                outcomes[outcome] += 1
                 played[job] += count
                 games += 1
                 done += count
@@ -282,8 +348,10 @@ def run(args: argparse.Namespace) -> int:
         # machine runs, where positions per hour do
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_s = usage.ru_utime + usage.ru_stime
-        line = finish_run(directory, start, "selfplay", ev, args.nodes, args.jobs, games,
-                          {"random_plies": args.random_plies,
+        if spec is not None:
+            versus["engine_score"] = {o: outcomes[o] for o in OUTCOMES}
+        line = finish_run(directory, start, source, ev, args.nodes, args.jobs, games,
+                          {**versus, "random_plies": args.random_plies,
                            "play_cpu_s": round(sum(play_cpu_s), 1),
                            "positions_per_play_cpu_hour": round(
                                sum(played) * 3600 / max(sum(play_cpu_s), 1e-9))}, cpu_s)
@@ -291,6 +359,10 @@ def run(args: argparse.Namespace) -> int:
           f"shard(s), {games} games, {line['seconds']:.0f} s "
           f"({line['positions_per_hour']} positions/hour); the ledger's total is now "
           f"{ledger.ledger_total(ledger.read_ledger(directory))}", flush=True)
+    if spec is not None:
+        score = versus["engine_score"]
+        print(f"against {spec.name} at {args.opponent_limit}: {score['win']} won, "
+              f"{score['draw']} drawn, {score['loss']} lost", flush=True)
     return 0
 
 
@@ -318,9 +390,11 @@ def status(args: argparse.Namespace) -> int:
     by_evaluation: Counter[str] = Counter()
     for shard in good:
         meta = shard.meta
+        against = (f" against {meta['opponent']} at {meta.get('opponent_limit', '?')}"
+                   if "opponent" in meta else "")
         by_evaluation[f"{meta.get('source', '?')}: {meta.get('net', '?')} "
                       f"({meta.get('evaluation', '?')}, K {meta['k']}, "
-                      f"{meta.get('nodes', '?')} nodes)"] += len(shard.records)
+                      f"{meta.get('nodes', '?')} nodes){against}"] += len(shard.records)
     for label, count in sorted(by_evaluation.items()):
         print(f"  {count:>10}  {label}")
     lines = check.lines
@@ -409,6 +483,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                             help="the net that plays (a path, or the name of a shipped net; "
                                  "'' for the hand-written evaluation; default: the engine's)")
     run_parser.add_argument("--seed", type=int, default=1)
+    run_parser.add_argument("--opponent", metavar="ENGINE", default=None,
+                            help="play against this engine (an alias such as ethereal-chess, "
+                                 "or a command line) instead of self-play")
+    limit = run_parser.add_mutually_exclusive_group()
+    limit.add_argument("--opponent-nodes", type=int, default=None,
+                       help="the opponent's nodes per move (default: --nodes)")
+    limit.add_argument("--opponent-depth", type=int, default=None,
+                       help="the opponent's depth per move, instead of nodes (for an engine "
+                            "that ignores `go nodes`, as Ethereal 12 does)")
+    run_parser.add_argument("--opponent-option", metavar="NAME=VALUE", action="append",
+                            default=[], help="a UCI option of the opponent (repeatable)")
     args = parser.parse_args(argv)
     if args.command == "status":
         return status(args)
@@ -422,7 +507,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         from engine.params import DEFAULT_EVAL_FILE
 
         args.evalfile = DEFAULT_EVAL_FILE
+    args.opponent_spec = opponent_spec(args.opponent, args.opponent_option)
+    if args.opponent_depth is None and args.opponent_nodes is None:
+        args.opponent_nodes = args.nodes
+    try:
+        args.opponent_limit = OpponentLimit(args.opponent_nodes, args.opponent_depth)
+    except ValueError:
+        raise SystemExit("--opponent-nodes and --opponent-depth must be positive") from None
     return run(args)
+
+
+def opponent_spec(engine: str | None, options: Sequence[str]) -> EngineSpec | None:
+    """The engine of ``--opponent`` with its ``--opponent-option``s, checked to be installed;
+    None for self-play."""
+    if engine is None:
+        if options:
+            raise SystemExit("--opponent-option without --opponent")
+        return None
+    pairs = []
+    for text in options:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise SystemExit(f"--opponent-option {text!r}: not NAME=VALUE")
+        pairs.append((name.strip(), value.strip()))
+    spec = make_spec(engine, None, None, pairs, False)
+    check_installed(spec)
+    return spec
 
 
 if __name__ == "__main__":

@@ -1,0 +1,81 @@
+"""Another engine as the other side of the factory's games, at a fixed node count a move.
+
+Self-play's two sides share every blind spot, so its results cannot say where the evaluation
+is wrong; an opponent that sees further can.  The built-in engine still searches every
+position (its score is the label, its best move decides what is quiet); on the opponent's
+turns the opponent's move is the one played.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Protocol
+
+import chess
+import chess.engine
+
+from tools.common.engines import EngineSpec, open_engine
+
+
+class Opponent(Protocol):
+    """What a game needs of the other side: a fresh start, and a move in a position."""
+
+    name: str
+
+    def new_game(self) -> None: ...
+
+    def move(self, board: chess.Board) -> chess.Move: ...
+
+
+@dataclass(frozen=True)
+class OpponentLimit:
+    """The opponent's search a move: a node count, or a depth, for an engine that ignores
+    ``go nodes`` (Ethereal 12 answers it with a search of depth 1)."""
+
+    nodes: int | None = None
+    depth: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.nodes is None) == (self.depth is None):
+            raise ValueError("an opponent's limit is a node count or a depth, one of them")
+        if (self.nodes or self.depth or 0) < 1:
+            raise ValueError(f"an opponent's limit must be positive: {self}")
+
+    def __str__(self) -> str:
+        return f"{self.nodes} nodes" if self.nodes is not None else f"depth {self.depth}"
+
+
+class OpponentError(RuntimeError):
+    """The opponent engine failed: it died, or gave no move."""
+
+
+class EngineOpponent:
+    """A UCI or XBoard engine (``tools.common.engines``) searching to ``limit`` a move."""
+
+    def __init__(self, spec: EngineSpec, limit: OpponentLimit) -> None:
+        self.name = spec.name
+        self.limit = chess.engine.Limit(nodes=limit.nodes, depth=limit.depth)
+        try:
+            self.engine = open_engine(spec)
+        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            raise OpponentError(f"opponent {spec.name!r}: cannot start {spec.command}: {exc}"
+                                ) from None
+        self.game = 0  # python-chess tells the engine of a new game when this changes
+
+    def new_game(self) -> None:
+        self.game += 1
+
+    def move(self, board: chess.Board) -> chess.Move:
+        try:
+            played = self.engine.play(board, self.limit, game=self.game)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            raise OpponentError(f"opponent {self.name!r} in {board.fen()}: {exc}") from None
+        if played.move is None:  # python-chess has checked that a move it gives is legal
+            raise OpponentError(f"opponent {self.name!r} gave no move in {board.fen()}")
+        return played.move
+
+    def close(self) -> None:
+        # an engine already gone has nothing to close
+        with contextlib.suppress(chess.engine.EngineError, chess.engine.EngineTerminatedError):
+            self.engine.quit()
