@@ -23,7 +23,7 @@ sides share their blind spots, so its results cannot show them; a stronger oppon
 The engine still searches every position for its label.  The ledger line keeps the engine's
 wins, draws and losses.  Ethereal 12 ignores ``go nodes``: give it a depth.
 
-    make datagen DATAGEN_ARGS="--opponent ethereal-chess --opponent-depth 7"
+    make datagen DATAGEN_ARGS="--opponent ethereal-chess --opponent-depth 9"
 """
 
 from __future__ import annotations
