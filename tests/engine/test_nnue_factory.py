@@ -503,7 +503,6 @@ def test_an_opponent_that_dies_stops_its_job_and_the_run_keeps_its_line(
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--opponent", "/nonexistent/engine"], "/nonexistent/engine is not installed"),
-    (["--opponent", "kibitz", "--opponent-option", "Hash"], "'Hash': not NAME=VALUE"),
     (["--opponent-option", "Hash=4"], "--opponent-option without --opponent"),
     (["--opponent", "kibitz", "--opponent-nodes", "0"], "--opponent-nodes and --opponent-depth"
                                                         " must be positive"),
@@ -514,4 +513,13 @@ def test_a_bad_opponent_is_refused_before_the_run_starts(
         tmp_path: Path, argv: list[str], message: str) -> None:
     with pytest.raises(SystemExit, match=message):
         factory.main(["run", "--dir", str(tmp_path / "data"), "--games", "1", *argv])
+    assert not (tmp_path / "data").exists()
+
+
+def test_an_opponent_option_that_is_not_name_value_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        factory.main(["run", "--dir", str(tmp_path / "data"), "--games", "1",
+                      "--opponent", "kibitz", "--opponent-option", "Hash"])
+    assert "engine option must be NAME=VALUE, got 'Hash'" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()

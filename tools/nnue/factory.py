@@ -51,6 +51,7 @@ import chess
 
 from tools.common.engines import EngineSpec, check_installed, make_spec
 from tools.common.opponent import OpponentLimit
+from tools.common.referee import parse_option
 from tools.nnue import ledger
 from tools.nnue.data import HAND_WRITTEN_K_CP
 from tools.nnue.shards import (
@@ -493,7 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="the opponent's depth per move, instead of nodes (for an engine "
                             "that ignores `go nodes`, as Ethereal 12 does)")
     run_parser.add_argument("--opponent-option", metavar="NAME=VALUE", action="append",
-                            default=[], help="a UCI option of the opponent (repeatable)")
+                            type=parse_option, default=[],
+                            help="a UCI option of the opponent (repeatable)")
     args = parser.parse_args(argv)
     if args.command == "status":
         return status(args)
@@ -517,20 +519,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(args)
 
 
-def opponent_spec(engine: str | None, options: Sequence[str]) -> EngineSpec | None:
+def opponent_spec(engine: str | None, options: list[tuple[str, str]]) -> EngineSpec | None:
     """The engine of ``--opponent`` with its ``--opponent-option``s, checked to be installed;
     None for self-play."""
     if engine is None:
         if options:
             raise SystemExit("--opponent-option without --opponent")
         return None
-    pairs = []
-    for text in options:
-        name, sep, value = text.partition("=")
-        if not sep or not name.strip():
-            raise SystemExit(f"--opponent-option {text!r}: not NAME=VALUE")
-        pairs.append((name.strip(), value.strip()))
-    spec = make_spec(engine, None, None, pairs, False)
+    spec = make_spec(engine, None, None, options, False)
     check_installed(spec)
     return spec
 
