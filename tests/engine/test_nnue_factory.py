@@ -327,6 +327,24 @@ def test_the_held_out_loss_splits_by_origin() -> None:
         "pgn": 3.0, "selfplay": 15.0}
 
 
+def test_repeat_names_an_origin_of_the_data_and_a_whole_count() -> None:
+    """``--repeat ORIGIN=N`` of the trainer: origins not named are seen once; a misspelt
+    origin, a count that is not a whole number of at least 1, or one named twice is refused by
+    what is wrong, before any training."""
+    origins = ["pgn", "selfplay", "versus"]
+    assert shards.origin_repeats(["versus=4", "pgn=2"], origins) == {"versus": 4, "pgn": 2}
+    assert shards.origin_repeats([], origins) == {}
+    for spec, why in [("versus", "expected ORIGIN=N"), ("=3", "expected ORIGIN=N"),
+                      ("vs=4", r"no --data position is of origin 'vs' \(the data's: pgn, "
+                               r"selfplay, versus\)"),
+                      ("versus=1.5", "'1.5' is not a whole number"),
+                      ("versus=0", "the count must be 1 or more")]:
+        with pytest.raises(SystemExit, match=why):
+            shards.origin_repeats([spec], origins)
+    with pytest.raises(SystemExit, match="'versus' is named twice"):
+        shards.origin_repeats(["versus=2", "versus=3"], origins)
+
+
 class _FirstMoveOpponent:
     """An opponent that plays the first legal move in python-chess's order, and keeps what
     it was asked."""

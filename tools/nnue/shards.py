@@ -265,6 +265,31 @@ def mean_by_origin(values: npt.NDArray[np.float64], origin_ids: npt.NDArray[np.i
     return {origin: float(sums[i] / counts[i]) for i, origin in enumerate(origins) if counts[i]}
 
 
+def origin_repeats(specs: Sequence[str], origins: Sequence[str]) -> dict[str, int]:
+    """The trainer's ``--repeat ORIGIN=N``: how many times each origin's training positions
+    are seen an epoch (1 when not named), so that a small source (the games against another
+    engine, the bot's own games) weighs more than its count beside millions of self-play's.
+    An origin the data does not hold, a count that is not a whole number of at least 1, or an
+    origin named twice is refused by what is wrong."""
+    repeats: dict[str, int] = {}
+    for spec in specs:
+        origin, equals, count = spec.partition("=")
+        if not equals or not origin:
+            raise SystemExit(f"--repeat {spec!r}: expected ORIGIN=N, e.g. versus=4")
+        if origin not in origins:
+            raise SystemExit(f"--repeat {spec!r}: no --data position is of origin {origin!r} "
+                             f"(the data's: {', '.join(origins)})")
+        if origin in repeats:
+            raise SystemExit(f"--repeat {spec!r}: {origin!r} is named twice")
+        try:
+            repeats[origin] = int(count)
+        except ValueError:
+            raise SystemExit(f"--repeat {spec!r}: {count!r} is not a whole number") from None
+        if repeats[origin] < 1:
+            raise SystemExit(f"--repeat {spec!r}: the count must be 1 or more")
+    return repeats
+
+
 def training_sources(paths: Sequence[Path], given_k: Sequence[float] | None
                      ) -> list[TrainingSource]:
     """The trainer's data: each ``--data`` path a record file of ``tools.nnue.data`` (its K

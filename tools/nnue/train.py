@@ -20,14 +20,16 @@ one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never
     make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'
 
 ``--fraction`` trains on the first part of each file's training positions only, for a learning
-curve over the same held-out positions.  ``--init NET`` starts from a written net (the last
-generation's, its shape with it) instead of random weights: the next generation learns from
-its own games without starting over, which needs less data.  A net of one bucket starts every
-bucket of a ``--buckets`` model with its own output layer, so that the bucketed model scores as
-it did until training tells the buckets apart; ``--output-only`` then trains the output layer
-alone, the feature transformer kept as it is.  ``--king-layout NAME`` gives the inputs king
-buckets (``tools.nnue.features.KING_LAYOUTS``); a net without them starts the rows all
-buckets share.
+curve over the same held-out positions.  ``--repeat ORIGIN=N`` shows the training positions of
+one origin N times an epoch (a small source, such as the games against another engine, beside
+millions of self-play's), its held-out positions once.  ``--init NET`` starts from a written net
+(the last generation's, its shape with it) instead of random weights: the next generation
+learns from its own games without starting over, which needs less data.  A net of one bucket
+starts every bucket of a ``--buckets`` model with its own output layer, so that the bucketed
+model scores as it did until training tells the buckets apart; ``--output-only`` then trains
+the output layer alone, the feature transformer kept as it is.  ``--king-layout NAME`` gives the
+inputs king buckets (``tools.nnue.features.KING_LAYOUTS``); a net without them starts the rows
+all buckets share.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from tools.nnue.features import (
     inputs_of,
     pieces,
 )
-from tools.nnue.shards import mean_by_origin, training_sources
+from tools.nnue.shards import mean_by_origin, origin_repeats, training_sources
 
 # the engine's net format declares the quantisation scales; the trainer rounds to them
 QA = nnue.QA
@@ -279,6 +281,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"write the centipawn scale {SCALE} instead of fitting it to the "
                              "hand-written evaluation's on the held-out positions "
                              "(tools.nnue.scale)")
+    parser.add_argument("--repeat", metavar="ORIGIN=N", action="append", default=[],
+                        help="see the training positions of this origin (selfplay, versus, "
+                             "pgn, records) N times an epoch, the held-out ones once "
+                             "(repeatable)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     init: nnue.Net | None = None
@@ -336,10 +342,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     train_parts, valid_parts = [], []
     k_train, k_valid, valid_origin = [], [], []
     origins = sorted({source.origin for source in sources})
+    repeats = origin_repeats(args.repeat, origins)
     for source in sources:
         part = source.records
         split = int(len(part) * (1 - args.validation))
-        train_parts.append(part[:int(split * args.fraction)])
+        train_parts.append(np.tile(part[:int(split * args.fraction)],
+                                   repeats.get(source.origin, 1)))
         valid_parts.append(part[split:])
         k_train.append(np.full(len(train_parts[-1]), source.k, dtype=np.float32))
         k_valid.append(np.full(len(valid_parts[-1]), source.k, dtype=np.float32))
@@ -403,7 +411,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{', the output layer alone' if args.output_only else ''}"
           f"{', half of each batch mirrored' if args.mirror else ''}"
           f"{', factorised' if args.factorize else ''}"
-          f"{f', from {init.path} (net {init.hash})' if init is not None else ''}", flush=True)
+          f"{f', from {init.path} (net {init.hash})' if init is not None else ''}"
+          f"{''.join(f', {o} seen {n} times an epoch' for o, n in repeats.items())}",
+          flush=True)
     if init is not None:
         print(f"epoch   0: {held_out_text()} (the --init net)", flush=True)
     for epoch in range(1, args.epochs + 1):
