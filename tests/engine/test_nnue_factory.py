@@ -485,6 +485,64 @@ def test_a_stopped_run_closes_its_opponents(tmp_path: Path) -> None:
     assert line["source"] == "versus" and line["added"] > 0
 
 
+def test_the_opponent_is_a_fresh_process_each_game(tmp_path: Path) -> None:
+    """Each game after one with a move starts a new process and quits the old one (an engine
+    that leaks a thread a search cannot play thousands of games in one process); a game with
+    no move asked keeps it."""
+    from tools.common.engines import resolve_engine
+    from tools.common.opponent import EngineOpponent, OpponentLimit
+
+    script = tmp_path / "stubborn.py"
+    script.write_text(STUBBORN_ENGINE)
+    opponent = EngineOpponent(resolve_engine(f"{sys.executable} {script}"),
+                              OpponentLimit(depth=2))
+    try:
+        first = opponent.pid
+        opponent.new_game()
+        assert opponent.pid == first  # nothing played yet
+        assert opponent.move(chess.Board()) in chess.Board().legal_moves
+        opponent.new_game()
+        assert opponent.pid != first and opponent.game == 2
+        assert _processes_running(str(script)) == [opponent.pid]
+        assert opponent.move(chess.Board()) in chess.Board().legal_moves
+    finally:
+        opponent.close()
+    assert not _processes_running(str(script))
+
+
+SILENT_ENGINE = """\
+import sys
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "uci":
+        print("id name silent"); print("uciok", flush=True)
+    elif word == "isready":
+        print("readyok", flush=True)
+    elif word == "quit":
+        sys.exit(0)
+"""
+
+
+def test_an_opponent_silent_on_a_move_is_killed_and_the_move_fails(tmp_path: Path) -> None:
+    """An engine that reads ``go`` and never answers (Ethereal 12 once it cannot start a
+    thread) is killed after the move's timeout, and the move fails by name, not for ever."""
+    from tools.common.engines import resolve_engine
+    from tools.common.opponent import EngineOpponent, OpponentError, OpponentLimit
+
+    script = tmp_path / "silent.py"
+    script.write_text(SILENT_ENGINE)
+    opponent = EngineOpponent(resolve_engine(f"{sys.executable} {script}"),
+                              OpponentLimit(depth=2), move_timeout_s=0.5)
+    try:
+        opponent.new_game()
+        with pytest.raises(OpponentError, match=r"silent\.py' gave no move within 0\.5 s in "
+                                                r"rnbqkbnr/.*: killed"):
+            opponent.move(chess.Board())
+    finally:
+        opponent.close()
+    assert not _processes_running(str(script))
+
+
 QUITTING_ENGINE = """\
 import sys
 for line in sys.stdin:

@@ -9,6 +9,9 @@ turns the opponent's move is the one played.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
+import threading
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,6 +19,10 @@ import chess
 import chess.engine
 
 from tools.common.engines import EngineSpec, open_engine
+
+# An opponent silent this long on one move has hung: its process is killed and the move fails
+# (a depth-limited search has no clock, so python-chess itself would wait for ever).
+MOVE_TIMEOUT_S = 120.0
 
 
 class Opponent(Protocol):
@@ -51,26 +58,61 @@ class OpponentError(RuntimeError):
 
 
 class EngineOpponent:
-    """A UCI or XBoard engine (``tools.common.engines``) searching to ``limit`` a move."""
+    """A UCI or XBoard engine (``tools.common.engines``) searching to ``limit`` a move, a
+    fresh process each game.
 
-    def __init__(self, spec: EngineSpec, limit: OpponentLimit) -> None:
+    Why fresh: Ethereal 12 starts a thread for each ``go`` and never joins it (``src/uci.c``,
+    ``uciGo``), so each keeps its stack mapped.  At about 32,000 moves the process reaches
+    ``vm.max_map_count`` (65,530), cannot start the next search, and says nothing: the game
+    would wait for ever.  A start costs some 15 ms, a game seconds."""
+
+    def __init__(self, spec: EngineSpec, limit: OpponentLimit,
+                 move_timeout_s: float = MOVE_TIMEOUT_S) -> None:
         self.name = spec.name
+        self.spec = spec
         self.limit = chess.engine.Limit(nodes=limit.nodes, depth=limit.depth)
-        try:
-            self.engine = open_engine(spec)
-        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
-            raise OpponentError(f"opponent {spec.name!r}: cannot start {spec.command}: {exc}"
-                                ) from None
+        self.move_timeout_s = move_timeout_s
+        self.engine, self.pid = self._start()
+        self.moves = 0  # asked of this process
         self.game = 0  # python-chess tells the engine of a new game when this changes
 
+    def _start(self) -> tuple[chess.engine.SimpleEngine, int]:
+        try:
+            engine = open_engine(self.spec)
+        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            raise OpponentError(f"opponent {self.spec.name!r}: cannot start "
+                                f"{self.spec.command}: {exc}") from None
+        return engine, engine.transport.get_pid()
+
     def new_game(self) -> None:
+        if self.moves:
+            self.close()
+            self.engine, self.pid = self._start()
+            self.moves = 0
         self.game += 1
 
     def move(self, board: chess.Board) -> chess.Move:
+        hung = threading.Event()
+
+        def kill() -> None:
+            hung.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+        watchdog = threading.Timer(self.move_timeout_s, kill)
+        watchdog.daemon = True
+        watchdog.start()
+        self.moves += 1
         try:
             played = self.engine.play(board, self.limit, game=self.game)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            if hung.is_set():
+                raise OpponentError(f"opponent {self.name!r} gave no move within "
+                                    f"{self.move_timeout_s:g} s in {board.fen()}: killed"
+                                    ) from None
             raise OpponentError(f"opponent {self.name!r} in {board.fen()}: {exc}") from None
+        finally:
+            watchdog.cancel()
         if played.move is None:  # python-chess has checked that a move it gives is legal
             raise OpponentError(f"opponent {self.name!r} gave no move in {board.fen()}")
         return played.move
