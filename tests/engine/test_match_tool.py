@@ -19,6 +19,7 @@ import chess.pgn
 import chess.variant
 import pytest
 
+from tools.common import referee
 from tools.common.engines import (
     EngineSpec,
     bench_signature,
@@ -485,3 +486,75 @@ def test_a_move_comment_spells_mates_and_missing_scores() -> None:
     worse = chess.engine.PovScore(chess.engine.Cp(-31), chess.BLACK)
     assert move_comment({"score": worse, "depth": 15}, 0.0125) == "-0.31/15 0.013s"
     assert move_comment({}, 0.5) == "?/? 0.500s"
+
+
+# A UCI engine of a few lines: the first legal move at once, or (SILENT) never a move.
+SCRIPTED_ENGINE = """\
+import sys
+import chess
+SILENT = {silent}
+board = chess.Board()
+for line in sys.stdin:
+    words = line.split()
+    if not words:
+        continue
+    if words[0] == "uci":
+        print("id name scripted"); print("uciok", flush=True)
+    elif words[0] == "isready":
+        print("readyok", flush=True)
+    elif words[0] == "position":
+        board = chess.Board(" ".join(words[2:8]) if words[1] == "fen" else chess.STARTING_FEN)
+        for move in words[words.index("moves") + 1:] if "moves" in words else []:
+            board.push_uci(move)
+    elif words[0] == "go" and not SILENT:
+        print("bestmove " + next(iter(board.legal_moves)).uci(), flush=True)
+    elif words[0] == "quit":
+        break
+"""
+
+
+def _scripted(tmp_path: Path, name: str, silent: bool) -> EngineSpec:
+    script = tmp_path / f"{name}.py"
+    script.write_text(SCRIPTED_ENGINE.format(silent=silent))
+    return dataclasses.replace(resolve_engine(f"{sys.executable} {script}"), name=name)
+
+
+def test_an_engine_silent_past_its_clock_is_killed_and_loses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that reads ``go`` and never answers (python-chess would wait for ever on a
+    clocked search) is killed once its clock and the grace are spent, and loses the game by
+    name; its seat starts a new process for the next game."""
+    monkeypatch.setattr(referee, "HUNG_AFTER_S", 0.5)
+    seats = (Seat(_scripted(tmp_path, "silent", True)), Seat(_scripted(tmp_path, "mover", False)))
+    config = dataclasses.replace(CONFIG, base_s=0.25, increment_s=0.0)
+    opening = Opening("start", chess.STARTING_FEN, ())
+    try:
+        result = play_game(0, opening, True, seats, config)
+        assert seats[0].engine is None  # discarded: the next game starts another
+    finally:
+        for seat in seats:
+            seat.discard()
+    assert (result.result, result.termination) == (
+        "0-1", "silent failed: gave no move within 0.75 s: killed")
+
+
+def test_a_seat_starts_a_fresh_process_after_its_moves_per_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between games, a process that has made ``MOVES_PER_PROCESS`` moves is replaced (an
+    engine that leaks a thread a search stops answering after some thousands); within a game
+    it is kept."""
+    monkeypatch.setattr(referee, "MOVES_PER_PROCESS", 3)
+    seats = (Seat(_scripted(tmp_path, "a", False)), Seat(_scripted(tmp_path, "b", False)))
+    config = dataclasses.replace(CONFIG, nodes=1, max_plies=4)
+    opening = Opening("start", chess.STARTING_FEN, ())
+    pids = []
+    try:
+        for index in range(3):
+            result = play_game(index, opening, True, seats, config)
+            assert result.termination == "adjudication: move limit"
+            pids.append(tuple(seat.get().transport.get_pid() for seat in seats))
+    finally:
+        for seat in seats:
+            seat.discard()
+    # two moves a game each: the third game begins with four made, over the bound of three
+    assert pids[0] == pids[1] and pids[2][0] != pids[1][0] and pids[2][1] != pids[1][1]

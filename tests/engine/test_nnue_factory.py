@@ -497,13 +497,14 @@ def test_the_opponent_is_a_fresh_process_each_game(tmp_path: Path) -> None:
     opponent = EngineOpponent(resolve_engine(f"{sys.executable} {script}"),
                               OpponentLimit(depth=2))
     try:
-        first = opponent.pid
+        first = opponent.engine.transport.get_pid()
         opponent.new_game()
-        assert opponent.pid == first  # nothing played yet
+        assert opponent.engine.transport.get_pid() == first  # nothing played yet
         assert opponent.move(chess.Board()) in chess.Board().legal_moves
         opponent.new_game()
-        assert opponent.pid != first and opponent.game == 2
-        assert _processes_running(str(script)) == [opponent.pid]
+        second = opponent.engine.transport.get_pid()
+        assert second != first and opponent.game == 2
+        assert _processes_running(str(script)) == [second]
         assert opponent.move(chess.Board()) in chess.Board().legal_moves
     finally:
         opponent.close()
@@ -535,8 +536,8 @@ def test_an_opponent_silent_on_a_move_is_killed_and_the_move_fails(tmp_path: Pat
                               OpponentLimit(depth=2), move_timeout_s=0.5)
     try:
         opponent.new_game()
-        with pytest.raises(OpponentError, match=r"silent\.py' gave no move within 0\.5 s in "
-                                                r"rnbqkbnr/.*: killed"):
+        with pytest.raises(OpponentError, match=r"silent\.py' in rnbqkbnr/.*: gave no move "
+                                                r"within 0\.5 s: killed"):
             opponent.move(chess.Board())
     finally:
         opponent.close()

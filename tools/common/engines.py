@@ -4,16 +4,21 @@ launched (UCI or XBoard), and its ``bench`` signature.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import chess
 import chess.engine
 
 PROTOCOLS = ("uci", "xboard")
@@ -103,6 +108,38 @@ def open_engine(spec: EngineSpec) -> chess.engine.SimpleEngine:
     if spec.options:
         engine.configure(dict(spec.options))
     return engine
+
+
+class EngineHung(chess.engine.EngineError):
+    """An engine gave no move within its watchdog's time, and was killed."""
+
+
+def play_watched(engine: chess.engine.SimpleEngine, board: chess.Board,
+                 limit: chess.engine.Limit, timeout_s: float,
+                 **kwargs: object) -> chess.engine.PlayResult:
+    """``engine.play``, the engine's process killed if it gives no move within ``timeout_s``
+    (``EngineHung``).  python-chess waits for ever on a search limited by depth, nodes or a
+    clock, so an engine that reads ``go`` and never answers would hang its caller: Ethereal 12
+    does so once it can start no thread (``tools.common.opponent``)."""
+    hung = threading.Event()
+    pid = engine.transport.get_pid()
+
+    def kill() -> None:
+        hung.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+    watchdog = threading.Timer(timeout_s, kill)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        return engine.play(board, limit, **kwargs)  # type: ignore[arg-type]
+    except chess.engine.EngineTerminatedError:
+        if hung.is_set():
+            raise EngineHung(f"gave no move within {timeout_s:g} s: killed") from None
+        raise
+    finally:
+        watchdog.cancel()
 
 
 # `bench` output: Stockfish and kibitz print "Nodes searched : N" and "Nodes/second : N",

@@ -9,16 +9,14 @@ turns the opponent's move is the one played.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 import chess
 import chess.engine
 
-from tools.common.engines import EngineSpec, open_engine
+from tools.common.engines import EngineSpec, open_engine, play_watched
 
 # An opponent silent this long on one move has hung: its process is killed and the move fails
 # (a depth-limited search has no clock, so python-chess itself would wait for ever).
@@ -57,6 +55,41 @@ class OpponentError(RuntimeError):
     """The opponent engine failed: it died, or gave no move."""
 
 
+class _Stops:
+    """A stop (the job's SIGTERM) held back while an engine process starts or is replaced."""
+
+    starting = 0  # sections open
+    pending = False  # a stop came during one
+
+
+_STOPS = _Stops()
+
+
+def stop_or_defer() -> None:
+    """A job's SIGTERM handler: exit now (``SystemExit``), or, while an opponent's process
+    starts or is replaced, as soon as that is done.  Raised inside python-chess's start, the
+    exit would leave a process no one can close, and the job's exit would wait on its thread
+    for ever.  (Blocking the signal is not enough: another thread takes it, and Python runs
+    the handler in the main thread all the same.)"""
+    if _STOPS.starting:
+        _STOPS.pending = True
+        return
+    raise SystemExit(0)
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """The section ``stop_or_defer`` waits for; a stop that came during it exits on leaving,
+    what was assigned inside it kept for the way out."""
+    _STOPS.starting += 1
+    try:
+        yield
+    finally:
+        _STOPS.starting -= 1
+    if not _STOPS.starting and _STOPS.pending:
+        raise SystemExit(0)
+
+
 class EngineOpponent:
     """A UCI or XBoard engine (``tools.common.engines``) searching to ``limit`` a move, a
     fresh process each game.
@@ -72,47 +105,32 @@ class EngineOpponent:
         self.spec = spec
         self.limit = chess.engine.Limit(nodes=limit.nodes, depth=limit.depth)
         self.move_timeout_s = move_timeout_s
-        self.engine, self.pid = self._start()
+        self.engine = self._start()
         self.moves = 0  # asked of this process
         self.game = 0  # python-chess tells the engine of a new game when this changes
 
-    def _start(self) -> tuple[chess.engine.SimpleEngine, int]:
+    def _start(self) -> chess.engine.SimpleEngine:
         try:
-            engine = open_engine(self.spec)
+            return open_engine(self.spec)
         except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
             raise OpponentError(f"opponent {self.spec.name!r}: cannot start "
                                 f"{self.spec.command}: {exc}") from None
-        return engine, engine.transport.get_pid()
 
     def new_game(self) -> None:
         if self.moves:
-            self.close()
-            self.engine, self.pid = self._start()
+            with stops_deferred():
+                self.close()
+                self.engine = self._start()
             self.moves = 0
         self.game += 1
 
     def move(self, board: chess.Board) -> chess.Move:
-        hung = threading.Event()
-
-        def kill() -> None:
-            hung.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-
-        watchdog = threading.Timer(self.move_timeout_s, kill)
-        watchdog.daemon = True
-        watchdog.start()
         self.moves += 1
         try:
-            played = self.engine.play(board, self.limit, game=self.game)
+            played = play_watched(self.engine, board, self.limit, self.move_timeout_s,
+                                  game=self.game)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
-            if hung.is_set():
-                raise OpponentError(f"opponent {self.name!r} gave no move within "
-                                    f"{self.move_timeout_s:g} s in {board.fen()}: killed"
-                                    ) from None
             raise OpponentError(f"opponent {self.name!r} in {board.fen()}: {exc}") from None
-        finally:
-            watchdog.cancel()
         if played.move is None:  # python-chess has checked that a move it gives is legal
             raise OpponentError(f"opponent {self.name!r} gave no move in {board.fen()}")
         return played.move

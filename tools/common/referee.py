@@ -28,6 +28,7 @@ import chess.variant
 from tools.common.engines import (
     EngineSpec,
     open_engine,
+    play_watched,
 )
 from tools.common.openings import Opening
 from tools.common.scores import MATE_CP
@@ -35,6 +36,12 @@ from tools.common.sprt import SprtSpec, llr, pair_index
 
 WAKE_S = 0.5  # the longest a signal waits for the main thread while games run
 STOPPED_EXIT = 130  # a match stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
+# A move still running this long after its clock (or, at fixed nodes, after it began) has hung:
+# the engine is killed and loses the game (python-chess gives a clocked search no timeout).
+HUNG_AFTER_S = 60.0
+# Moves of one engine process, after which the seat starts a fresh one between games: Ethereal
+# 12 keeps a thread's stack mapped for every search and stops answering at about 32,000.
+MOVES_PER_PROCESS = 10_000
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,7 @@ class Seat:
         self.spec = spec
         self.engine: chess.engine.SimpleEngine | None = None
         self.closed = threading.Event()
+        self.moves = 0  # asked of this process
 
     def get(self) -> chess.engine.SimpleEngine:
         if self.closed.is_set():
@@ -186,7 +194,13 @@ class Seat:
         if self.engine is None:
             self.engine = open_engine(self.spec)
             self.engine.ping()  # let it load or compile before any clock runs
+            self.moves = 0
         return self.engine
+
+    def new_game(self) -> None:
+        """Between games: a process that has made ``MOVES_PER_PROCESS`` moves is replaced."""
+        if self.moves >= MOVES_PER_PROCESS:
+            self.discard()
 
     def discard(self) -> None:
         if self.engine is not None:
@@ -281,6 +295,8 @@ def play_game(
         board.push(move)
     start_ply_count = len(board.move_stack)
     white, black = seats if engine1_white else (seats[1], seats[0])
+    for seat in seats:
+        seat.new_game()
     by_colour = {chess.WHITE: white, chess.BLACK: black}
     clock_s = {chess.WHITE: config.base_s, chess.BLACK: config.base_s}
     scores: list[int | None] = []
@@ -307,11 +323,14 @@ def play_game(
                 white_inc=config.increment_s,
                 black_inc=config.increment_s,
             )
+        allowed_s = HUNG_AFTER_S + (0.0 if config.nodes is not None
+                                    else clock_s[mover] + config.increment_s)
         try:
             engine = seat.get()  # (re)starting an engine is not charged to its clock
             started = time.monotonic()
-            played = engine.play(board, limit, info=chess.engine.INFO_SCORE
-                                 | chess.engine.INFO_BASIC, game=game_key)
+            seat.moves += 1
+            played = play_watched(engine, board, limit, allowed_s, info=chess.engine.INFO_SCORE
+                                  | chess.engine.INFO_BASIC, game=game_key)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
             seat.discard()
             result = "0-1" if mover == chess.WHITE else "1-0"

@@ -220,10 +220,12 @@ def engine_outcome(result: str, opponent_color: chess.Color) -> str:
 
 def _exit_on_sigterm(events: mp.Queue[Event]) -> None:
     """SIGTERM (the run stopping its jobs) as an exit, so that the opponent's process is
-    closed on the way out, not orphaned."""
+    closed on the way out, not orphaned (``stop_or_defer``: not while one starts)."""
+    from tools.common.opponent import stop_or_defer
+
     def handler(signum: int, frame: object) -> None:
         events.cancel_join_thread()  # the run reads no more events: exit without flushing
-        raise SystemExit(0)
+        stop_or_defer()
 
     signal.signal(signal.SIGTERM, handler)
 
@@ -239,19 +241,20 @@ def _worker(directory: str, stem: str, meta: dict[str, Any], seed: int, nodes: i
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     from engine.nnue import parse_net
     from engine.search import warm_up
-    from tools.common.opponent import EngineOpponent, OpponentError
+    from tools.common.opponent import EngineOpponent, OpponentError, stops_deferred
     from tools.nnue.data import play_game
 
     net = parse_net(ev.net_bytes, ev.eval_file) if ev.net_bytes else None
     opponent = None
-    if opponent_spec is not None and opponent_limit is not None:
-        _exit_on_sigterm(events)
-        try:
-            opponent = EngineOpponent(opponent_spec, opponent_limit)
-        except OpponentError as exc:
-            print(f"job {job}: {exc}", file=sys.stderr, flush=True)
-            return
     try:
+        if opponent_spec is not None and opponent_limit is not None:
+            _exit_on_sigterm(events)
+            try:
+                with stops_deferred():  # a stop exits once ``opponent`` is there to close
+                    opponent = EngineOpponent(opponent_spec, opponent_limit)
+            except OpponentError as exc:
+                print(f"job {job}: {exc}", file=sys.stderr, flush=True)
+                return
         warm_up(net)  # the net's functions too: the first game's CPU time is a game's
         warm_cpu_s = time.process_time()
         parent = os.getppid()
