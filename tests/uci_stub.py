@@ -29,10 +29,11 @@ def first_legal(board: chess.Board) -> chess.Move:
 
 
 def serve(name: str, options: Sequence[str] = (), *, log: TextIO | None = None,
-          info: bool = True) -> None:
+          info: bool = True, answer_go: bool = True) -> None:
     """Answer UCI commands on stdin until `quit` or its end. `options`: the `option` lines
     `uci` declares; `log`: where each line received is written (stripped) as it comes;
-    `info`: send an `info ... pv` line before each `bestmove`, as engines do."""
+    `info`: send an `info ... pv` line before each `bestmove`, as engines do; `answer_go`
+    False: read `go` and never answer, as a hung engine does."""
     board = chess.Board()
     for raw in sys.stdin:
         line = raw.strip()
@@ -47,7 +48,7 @@ def serve(name: str, options: Sequence[str] = (), *, log: TextIO | None = None,
             print("readyok", flush=True)
         elif command == "position":
             board = board_of(line)
-        elif command == "go":
+        elif command == "go" and answer_go:
             move = first_legal(board).uci()
             if info:
                 print(f"info depth 1 score cp 0 pv {move}")

@@ -488,35 +488,10 @@ def test_a_move_comment_spells_mates_and_missing_scores() -> None:
     assert move_comment({}, 0.5) == "?/? 0.500s"
 
 
-# A UCI engine of a few lines: the first legal move at once, or (SILENT) never a move.
-SCRIPTED_ENGINE = """\
-import sys
-import chess
-SILENT = {silent}
-board = chess.Board()
-for line in sys.stdin:
-    words = line.split()
-    if not words:
-        continue
-    if words[0] == "uci":
-        print("id name scripted"); print("uciok", flush=True)
-    elif words[0] == "isready":
-        print("readyok", flush=True)
-    elif words[0] == "position":
-        board = chess.Board(" ".join(words[2:8]) if words[1] == "fen" else chess.STARTING_FEN)
-        for move in words[words.index("moves") + 1:] if "moves" in words else []:
-            board.push_uci(move)
-    elif words[0] == "go" and not SILENT:
-        print("bestmove " + next(iter(board.legal_moves)).uci(), flush=True)
-    elif words[0] == "quit":
-        break
-"""
-
-
-def _scripted(tmp_path: Path, name: str, silent: bool) -> EngineSpec:
-    script = tmp_path / f"{name}.py"
-    script.write_text(SCRIPTED_ENGINE.format(silent=silent))
-    return dataclasses.replace(resolve_engine(f"{sys.executable} {script}"), name=name)
+def _stub(script: str, name: str, marker: Path) -> EngineSpec:
+    """A stub engine of tests/engine named ``name``, its command line holding ``marker``."""
+    path = Path(__file__).with_name(script)
+    return dataclasses.replace(resolve_engine(f"{sys.executable} {path} {marker}"), name=name)
 
 
 def test_an_engine_silent_past_its_clock_is_killed_and_loses(
@@ -525,7 +500,8 @@ def test_an_engine_silent_past_its_clock_is_killed_and_loses(
     clocked search) is killed once its clock and the grace are spent, and loses the game by
     name; its seat starts a new process for the next game."""
     monkeypatch.setattr(referee, "HUNG_AFTER_S", 0.5)
-    seats = (Seat(_scripted(tmp_path, "silent", True)), Seat(_scripted(tmp_path, "mover", False)))
+    seats = (Seat(_stub("silent_engine.py", "silent", tmp_path)),
+             Seat(_stub("first_move_engine.py", "mover", tmp_path)))
     config = dataclasses.replace(CONFIG, base_s=0.25, increment_s=0.0)
     opening = Opening("start", chess.STARTING_FEN, ())
     try:
@@ -544,7 +520,8 @@ def test_a_seat_starts_a_fresh_process_after_its_moves_per_process(
     engine that leaks a thread a search stops answering after some thousands); within a game
     it is kept."""
     monkeypatch.setattr(referee, "MOVES_PER_PROCESS", 3)
-    seats = (Seat(_scripted(tmp_path, "a", False)), Seat(_scripted(tmp_path, "b", False)))
+    seats = (Seat(_stub("first_move_engine.py", "a", tmp_path)),
+             Seat(_stub("first_move_engine.py", "b", tmp_path)))
     config = dataclasses.replace(CONFIG, nodes=1, max_plies=4)
     opening = Opening("start", chess.STARTING_FEN, ())
     pids = []

@@ -511,37 +511,23 @@ def test_the_opponent_is_a_fresh_process_each_game(tmp_path: Path) -> None:
     assert not _processes_running(str(script))
 
 
-SILENT_ENGINE = """\
-import sys
-for line in sys.stdin:
-    word = line.split()[0] if line.split() else ""
-    if word == "uci":
-        print("id name silent"); print("uciok", flush=True)
-    elif word == "isready":
-        print("readyok", flush=True)
-    elif word == "quit":
-        sys.exit(0)
-"""
-
-
 def test_an_opponent_silent_on_a_move_is_killed_and_the_move_fails(tmp_path: Path) -> None:
     """An engine that reads ``go`` and never answers (Ethereal 12 once it cannot start a
     thread) is killed after the move's timeout, and the move fails by name, not for ever."""
     from tools.common.engines import resolve_engine
     from tools.common.opponent import EngineOpponent, OpponentError, OpponentLimit
 
-    script = tmp_path / "silent.py"
-    script.write_text(SILENT_ENGINE)
-    opponent = EngineOpponent(resolve_engine(f"{sys.executable} {script}"),
+    script = Path(__file__).with_name("silent_engine.py")
+    opponent = EngineOpponent(resolve_engine(f"{sys.executable} {script} {tmp_path}"),
                               OpponentLimit(depth=2), move_timeout_s=0.5)
     try:
         opponent.new_game()
-        with pytest.raises(OpponentError, match=r"silent\.py' in rnbqkbnr/.*: gave no move "
-                                                r"within 0\.5 s: killed"):
+        with pytest.raises(OpponentError, match=r"silent_engine\.py [^']*' in rnbqkbnr/.*: gave "
+                                                r"no move within 0\.5 s: killed"):
             opponent.move(chess.Board())
     finally:
         opponent.close()
-    assert not _processes_running(str(script))
+    assert not _processes_running(str(tmp_path))
 
 
 QUITTING_ENGINE = """\
