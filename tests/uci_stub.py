@@ -7,6 +7,7 @@ its path (the `tests` package is not installed).
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -29,11 +30,14 @@ def first_legal(board: chess.Board) -> chess.Move:
 
 
 def serve(name: str, options: Sequence[str] = (), *, log: TextIO | None = None,
-          info: bool = True, answer_go: bool = True) -> None:
+          info: bool = True, answer_go: bool = True, exit_on_go: int | None = None,
+          outlive_input: bool = False) -> None:
     """Answer UCI commands on stdin until `quit` or its end. `options`: the `option` lines
     `uci` declares; `log`: where each line received is written (stripped) as it comes;
     `info`: send an `info ... pv` line before each `bestmove`, as engines do; `answer_go`
-    False: read `go` and never answer, as a hung engine does."""
+    False: read `go` and never answer, as a hung engine does; `exit_on_go`: exit with this
+    status at the first `go`, as an engine that crashes does; `outlive_input`: keep running
+    after the end of stdin, so that only `quit` (or a signal) ends the process."""
     board = chess.Board()
     for raw in sys.stdin:
         line = raw.strip()
@@ -48,6 +52,8 @@ def serve(name: str, options: Sequence[str] = (), *, log: TextIO | None = None,
             print("readyok", flush=True)
         elif command == "position":
             board = board_of(line)
+        elif command == "go" and exit_on_go is not None:
+            sys.exit(exit_on_go)
         elif command == "go" and answer_go:
             move = first_legal(board).uci()
             if info:
@@ -55,3 +61,5 @@ def serve(name: str, options: Sequence[str] = (), *, log: TextIO | None = None,
             print(f"bestmove {move}", flush=True)
         elif command == "quit":
             return
+    while outlive_input:  # the end of stdin is not `quit`: wait to be killed
+        time.sleep(60)

@@ -489,8 +489,9 @@ def test_a_move_comment_spells_mates_and_missing_scores() -> None:
 
 
 def _stub(script: str, name: str, marker: Path) -> EngineSpec:
-    """A stub engine of tests/engine named ``name``, its command line holding ``marker``."""
-    path = Path(__file__).with_name(script)
+    """A stub engine of tests/engine named ``name``, its command line holding ``marker``;
+    ``script`` may carry arguments."""
+    path = Path(__file__).parent / script
     return dataclasses.replace(resolve_engine(f"{sys.executable} {path} {marker}"), name=name)
 
 
@@ -500,7 +501,7 @@ def test_an_engine_silent_past_its_clock_is_killed_and_loses(
     clocked search) is killed once its clock and the grace are spent, and loses the game by
     name; its seat starts a new process for the next game."""
     monkeypatch.setattr(referee, "HUNG_AFTER_S", 0.5)
-    seats = (Seat(_stub("silent_engine.py", "silent", tmp_path)),
+    seats = (Seat(_stub("faulty_engine.py silent", "silent", tmp_path)),
              Seat(_stub("first_move_engine.py", "mover", tmp_path)))
     config = dataclasses.replace(CONFIG, base_s=0.25, increment_s=0.0)
     opening = Opening("start", chess.STARTING_FEN, ())

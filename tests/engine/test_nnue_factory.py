@@ -417,30 +417,7 @@ def test_a_run_against_another_engine_keeps_its_source_and_score(
     assert "against kibitz at 50 nodes" in capsys.readouterr().out
 
 
-STUBBORN_ENGINE = """\
-import sys, time
-import chess
-board = chess.Board()
-for line in sys.stdin:
-    words = line.split()
-    if not words:
-        continue
-    if words[0] == "uci":
-        print("id name stubborn"); print("uciok", flush=True)
-    elif words[0] == "isready":
-        print("readyok", flush=True)
-    elif words[0] == "position":
-        fen = " ".join(words[2:8]) if words[1] == "fen" else chess.STARTING_FEN
-        board = chess.Board(fen)
-        for move in words[words.index("moves") + 1:] if "moves" in words else []:
-            board.push_uci(move)
-    elif words[0] == "go":
-        print("bestmove " + next(iter(board.legal_moves)).uci(), flush=True)
-    elif words[0] == "quit":
-        sys.exit(0)
-while True:  # an engine that outlives the end of its input: only `quit` ends it
-    time.sleep(60)
-"""
+FAULTY_ENGINE = Path(__file__).with_name("faulty_engine.py")
 
 
 def _processes_running(marker: str) -> list[int]:
@@ -460,12 +437,10 @@ def _processes_running(marker: str) -> list[int]:
 def test_a_stopped_run_closes_its_opponents(tmp_path: Path) -> None:
     """SIGTERM to the run alone (``kill PID``): its jobs send their opponents ``quit`` on
     the way out, so an engine that does not end at the end of its input is not left running."""
-    script = tmp_path / "stubborn.py"
-    script.write_text(STUBBORN_ENGINE)
     data = tmp_path / "data"
     process = subprocess.Popen(
         [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
-         "--nodes", "100", "--opponent", f"{sys.executable} {script}"],
+         "--nodes", "100", "--opponent", f"{sys.executable} {FAULTY_ENGINE} stubborn {tmp_path}"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)
     assert process.stdout is not None
@@ -477,7 +452,7 @@ def test_a_stopped_run_closes_its_opponents(tmp_path: Path) -> None:
     process.send_signal(signal.SIGTERM)
     lines.append(process.stdout.read())
     assert process.wait() == 0, "".join(lines)
-    left = _processes_running(str(script))
+    left = _processes_running(str(tmp_path))
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, "the opponent was left running: " + "".join(lines)
@@ -492,9 +467,8 @@ def test_the_opponent_is_a_fresh_process_each_game(tmp_path: Path) -> None:
     from tools.common.engines import resolve_engine
     from tools.common.opponent import EngineOpponent, OpponentLimit
 
-    script = tmp_path / "stubborn.py"
-    script.write_text(STUBBORN_ENGINE)
-    opponent = EngineOpponent(resolve_engine(f"{sys.executable} {script}"),
+    stubborn = f"{sys.executable} {FAULTY_ENGINE} stubborn {tmp_path}"
+    opponent = EngineOpponent(resolve_engine(stubborn),
                               OpponentLimit(depth=2))
     try:
         first = opponent.engine.transport.get_pid()
@@ -504,11 +478,11 @@ def test_the_opponent_is_a_fresh_process_each_game(tmp_path: Path) -> None:
         opponent.new_game()
         second = opponent.engine.transport.get_pid()
         assert second != first and opponent.game == 2
-        assert _processes_running(str(script)) == [second]
+        assert _processes_running(str(tmp_path)) == [second]
         assert opponent.move(chess.Board()) in chess.Board().legal_moves
     finally:
         opponent.close()
-    assert not _processes_running(str(script))
+    assert not _processes_running(str(tmp_path))
 
 
 def test_an_opponent_silent_on_a_move_is_killed_and_the_move_fails(tmp_path: Path) -> None:
@@ -517,46 +491,31 @@ def test_an_opponent_silent_on_a_move_is_killed_and_the_move_fails(tmp_path: Pat
     from tools.common.engines import resolve_engine
     from tools.common.opponent import EngineOpponent, OpponentError, OpponentLimit
 
-    script = Path(__file__).with_name("silent_engine.py")
-    opponent = EngineOpponent(resolve_engine(f"{sys.executable} {script} {tmp_path}"),
-                              OpponentLimit(depth=2), move_timeout_s=0.5)
+    silent = f"{sys.executable} {FAULTY_ENGINE} silent {tmp_path}"
+    opponent = EngineOpponent(resolve_engine(silent), OpponentLimit(depth=2), move_timeout_s=0.5)
     try:
         opponent.new_game()
-        with pytest.raises(OpponentError, match=r"silent_engine\.py [^']*' in rnbqkbnr/.*: gave "
-                                                r"no move within 0\.5 s: killed"):
+        with pytest.raises(OpponentError, match=r"faulty_engine\.py silent [^']*' in rnbqkbnr/"
+                                                r".*: gave no move within 0\.5 s: killed"):
             opponent.move(chess.Board())
     finally:
         opponent.close()
     assert not _processes_running(str(tmp_path))
 
 
-QUITTING_ENGINE = """\
-import sys
-for line in sys.stdin:
-    word = line.split()[0] if line.split() else ""
-    if word == "uci":
-        print("id name quitter"); print("uciok", flush=True)
-    elif word == "isready":
-        print("readyok", flush=True)
-    elif word == "go":
-        sys.exit(3)
-"""
-
-
 def test_an_opponent_that_dies_stops_its_job_and_the_run_keeps_its_line(
         tmp_path: Path) -> None:
     """An opponent that exits at its first search: the job says which engine failed and
     where, the run still ends cleanly with its ledger line, and nothing is left open."""
-    script = tmp_path / "quitter.py"
-    script.write_text(QUITTING_ENGINE)
     data = tmp_path / "data"
+    quitter = f"{sys.executable} {FAULTY_ENGINE} quitting"
     run = subprocess.run(
         [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
-         "--nodes", "100", "--games", "2", "--opponent", f"{sys.executable} {script}",
+         "--nodes", "100", "--games", "2", "--opponent", quitter,
          "--opponent-depth", "3"],
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert f"opponent '{sys.executable} {script}' in " in run.stderr, run.stderr
+    assert f"opponent '{quitter}' in " in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
     (line,) = ledger.read_ledger(data)
     assert line["source"] == "versus" and line["games"] == 0 and line["added"] == 0
