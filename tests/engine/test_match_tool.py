@@ -33,6 +33,7 @@ from tools.common.referee import (
     MatchConfig,
     Seat,
     _adjudicate,
+    elo_difference_unpaired,
     elo_estimate,
     move_comment,
     parse_option,
@@ -59,6 +60,22 @@ def test_elo_estimate_and_margin() -> None:
     assert elo_estimate(30, 20, 10)[0] > elo_estimate(25, 20, 15)[0]
     with pytest.raises(ValueError, match="no games"):
         elo_estimate(0, 0, 0)
+
+
+def test_the_elo_difference_of_two_unpaired_samples() -> None:
+    """60% against 40% of the same opponent: 140.8 Elo apart, read about their mean score; the
+    interval holds both the sampling of A and of B, so it is wider than either's alone."""
+    diff, low, high = elo_difference_unpaired((60, 0, 40), (40, 0, 60))
+    assert diff == pytest.approx(140.8, abs=0.1)
+    _, a_low, a_high = elo_estimate(60, 0, 40)
+    assert low < diff < high and high - low > a_high - a_low
+    diff, low, high = elo_difference_unpaired((30, 40, 30), (300, 400, 300))
+    assert diff == pytest.approx(0.0) and low < 0 < high
+    # more games narrow it
+    narrow = elo_difference_unpaired((300, 400, 300), (300, 400, 300))
+    assert narrow[2] - narrow[1] < high - low
+    with pytest.raises(ValueError, match="no games"):
+        elo_difference_unpaired((0, 0, 0), (1, 0, 0))
 
 
 def test_time_control_and_option_parsing() -> None:

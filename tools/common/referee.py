@@ -136,13 +136,37 @@ def elo_from_score(score: float) -> float:
 
 def elo_estimate(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
     """(Elo difference, lower and upper bound of its 95% confidence interval)."""
+    score, variance = score_variance(wins, draws, losses)
+    margin = 1.959964 * math.sqrt(variance / (wins + draws + losses))
+    return elo_from_score(score), elo_from_score(score - margin), elo_from_score(score + margin)
+
+
+def score_variance(wins: int, draws: int, losses: int) -> tuple[float, float]:
+    """(score, the variance of one game's points about it)."""
     games = wins + draws + losses
     if games == 0:
         raise ValueError("no games played")
     score = (wins + 0.5 * draws) / games
-    variance = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / games
-    margin = 1.959964 * math.sqrt(variance / games)
-    return elo_from_score(score), elo_from_score(score - margin), elo_from_score(score + margin)
+    return score, (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2
+                   + losses * score**2) / games
+
+
+def elo_difference_unpaired(a: tuple[int, int, int],
+                            b: tuple[int, int, int]) -> tuple[float, float, float]:
+    """A's Elo minus B's, with its 95% interval, from two samples of games (wins, draws, losses)
+    against the same opponent that share no openings: the score difference spread evenly about
+    the two mean scores, where the Elo curve is read (as ``tools.match.compare`` does for
+    paired runs)."""
+    score_a, variance_a = score_variance(*a)
+    score_b, variance_b = score_variance(*b)
+    diff = score_a - score_b
+    margin = 1.959964 * math.sqrt(variance_a / sum(a) + variance_b / sum(b))
+    middle = (score_a + score_b) / 2
+
+    def elo(d: float) -> float:
+        return elo_from_score(middle + d / 2) - elo_from_score(middle - d / 2)
+
+    return elo(diff), elo(diff - margin), elo(diff + margin)
 
 
 def parse_time_control(text: str) -> tuple[float, float]:

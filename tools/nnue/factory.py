@@ -5,8 +5,9 @@ plays games at a fixed node count with a net (the engine's default one unless ``
 says otherwise) and appends each finished game to a shard of its own (``tools.nnue.shards``),
 so the run may be killed at any moment and loses only the games in flight.  It stops after
 ``--seconds`` (or ``--games`` per job), on SIGTERM or Ctrl-C, seals its shards and writes its
-line in the ledger (``tools.nnue.ledger``).  ``status`` prints the directory's totals and any
-mismatch with the ledger (exit status 1 when there is one).
+line in the ledger (``tools.nnue.ledger``).  ``status`` prints the directory's totals, the
+engine's score by net against each opponent, and any mismatch with the ledger (exit status 1
+when there is one).
 
     make datagen DATAGEN_S=3600 JOBS=1       # nice'd, with a timeout as the hard bound
     make datagen-status
@@ -51,7 +52,7 @@ import chess
 
 from tools.common.engines import EngineSpec, check_installed, make_spec
 from tools.common.opponent import OpponentLimit
-from tools.common.referee import parse_option
+from tools.common.referee import elo_difference_unpaired, elo_estimate, parse_option
 from tools.nnue import ledger
 from tools.nnue.data import HAND_WRITTEN_K_CP
 from tools.nnue.shards import (
@@ -415,6 +416,7 @@ def status(args: argparse.Namespace) -> int:
               f"{last.get('positions_per_hour')} positions/hour "
               f"({last.get('positions_per_cpu_hour', '?')} per CPU hour of its players), "
               f"{last.get('net')} {last.get('net_hash')}")
+    print_versus_scores(lines)
     if check.unledgered:
         print(f"not yet in the ledger: {sum(check.unledgered.values())} positions in "
               f"{len(check.unledgered)} shard(s)")
@@ -425,6 +427,34 @@ def status(args: argparse.Namespace) -> int:
     if not check.mismatches:
         print("no mismatch: every shard the ledger lists is there, whole, with its count")
     return 1 if check.mismatches else 0
+
+
+def _elo_text(estimate: tuple[float, float, float]) -> str:
+    elo, low, high = (round(value) for value in estimate)  # round: no "-0"
+    return f"{elo:+d} Elo ({low:+d} .. {high:+d})"
+
+
+def print_versus_scores(lines: list[dict[str, Any]]) -> None:
+    """The engine's score by net against each opponent, from the ledger, and each net's Elo
+    against the one that played most there (its games unpaired: other openings)."""
+    for matchup, players in sorted(ledger.versus_scores(lines).items(),
+                                   key=lambda item: str(item[0])):
+        played = [(player, wdl) for player, wdl in players.items() if sum(wdl)]
+        if not played:
+            continue
+        played.sort(key=lambda item: -sum(item[1]))
+        print(f"against {matchup.opponent} at {matchup.opponent_limit}, "
+              f"{matchup.nodes} nodes a move:")
+        reference, reference_wdl = played[0]
+        for player, wdl in played:
+            wins, draws, losses = wdl
+            text = (f"  {player.net} ({player.net_hash}): +{wins} ={draws} -{losses} in "
+                    f"{sum(wdl)} games, {(wins + draws / 2) / sum(wdl):.1%}, "
+                    f"{_elo_text(elo_estimate(*wdl))}")
+            if player != reference:
+                text += (f"; against {reference.net} ({reference.net_hash}) "
+                         f"{_elo_text(elo_difference_unpaired(wdl, reference_wdl))}")
+            print(text)
 
 
 PHASE_EDGES = (2, 11, 21, 33)  # pieces on the board (kings and pawns too): ending, middle, opening

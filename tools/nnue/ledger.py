@@ -71,6 +71,42 @@ def ledger_total(lines: list[dict[str, Any]]) -> int:
     return sum(ledgered_shards(lines).values())
 
 
+@dataclass(frozen=True)
+class Matchup:
+    """Games of the factory against one opponent at one setting."""
+
+    opponent: str
+    opponent_limit: str
+    nodes: int  # the engine's nodes a move
+
+
+@dataclass(frozen=True)
+class Player:
+    """The net that played: its file's name and its hash."""
+
+    net: str
+    net_hash: str
+
+
+def versus_scores(lines: list[dict[str, Any]]) -> dict[Matchup, dict[Player, tuple[int, int, int]]]:
+    """The engine's (wins, draws, losses) by matchup and net, summed over the runs against an
+    opponent that wrote their line: thousands of games at a fixed node count, a cheap measure
+    of a net against that opponent beside the data it makes."""
+    scores: dict[Matchup, dict[Player, tuple[int, int, int]]] = defaultdict(dict)
+    for line in lines:
+        score = line.get("engine_score")
+        if line.get("source") != "versus" or not isinstance(score, dict):
+            continue
+        matchup = Matchup(str(line.get("opponent", "?")), str(line.get("opponent_limit", "?")),
+                          int(line.get("nodes", 0)))
+        player = Player(str(line.get("net", "?")), str(line.get("net_hash", "?")))
+        wins, draws, losses = scores[matchup].get(player, (0, 0, 0))
+        scores[matchup][player] = (wins + int(score.get("win", 0)),
+                                   draws + int(score.get("draw", 0)),
+                                   losses + int(score.get("loss", 0)))
+    return dict(scores)
+
+
 @dataclass
 class Scan:
     """The shards of a directory as read now."""
