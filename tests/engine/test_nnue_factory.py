@@ -421,35 +421,38 @@ def test_a_run_against_another_engine_keeps_its_source_and_score(
 def test_the_status_scores_each_net_against_each_opponent(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The runs against an opponent add up by net and setting; each net is read against the
-    one that played most there; self-play and other settings stay apart."""
+    one that played most there; self-play, other limits and other openings stay apart."""
     def run_line(run: str, net: str, limit: str, wdl: tuple[int, int, int]) -> dict[str, Any]:
         return {"run": run, "source": "versus", "net": net, "net_hash": net[:4], "nodes": 3000,
                 "opponent": "ethereal-chess", "opponent_limit": limit, "shards": {},
-                "added": 0, "engine_score": dict(zip(factory.OUTCOMES, wdl, strict=True))}
+                "random_plies": 4, "added": 0,
+                "engine_score": dict(zip(factory.OUTCOMES, wdl, strict=True))}
     lines = [run_line("r1", "old.nnue", "depth 9", (300, 100, 600)),
              run_line("r2", "new.nnue", "depth 9", (200, 100, 200)),
              run_line("r3", "old.nnue", "depth 9", (300, 100, 600)),
              run_line("r4", "old.nnue", "depth 8", (50, 0, 50)),
+             {**run_line("r6", "old.nnue", "depth 9", (1, 0, 0)), "random_plies": 8},
              {"run": "r5", "source": "selfplay", "net": "old.nnue", "net_hash": "old.",
               "nodes": 3000, "shards": {}, "added": 0}]
     for line in lines:
         ledger.append_line(tmp_path, line)
     scores = ledger.versus_scores(ledger.read_ledger(tmp_path))
-    depth_9 = ledger.Matchup("ethereal-chess", "depth 9", 3000)
+    depth_9 = ledger.Matchup("ethereal-chess", "depth 9", 3000, 4)
     assert scores[depth_9] == {ledger.Player("old.nnue", "old."): (600, 200, 1200),
                                ledger.Player("new.nnue", "new."): (200, 100, 200)}
-    assert len(scores) == 2
+    assert len(scores) == 3  # other openings are another matchup
     assert factory.main(["status", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     old_elo = [round(value) for value in elo_estimate(600, 200, 1200)]
     diff = [round(value) for value in elo_difference_unpaired((200, 100, 200), (600, 200, 1200))]
-    assert "against ethereal-chess at depth 9, 3000 nodes a move:" in out
+    assert "against ethereal-chess at depth 9, 3000 nodes a move, 4 random plies:" in out
     assert (f"  old.nnue (old.): +600 =200 -1200 in 2000 games, 35.0%, {old_elo[0]:+d} Elo "
             f"({old_elo[1]:+d} .. {old_elo[2]:+d})\n") in out
     assert "  new.nnue (new.): +200 =100 -200 in 500 games, 50.0%, +0 Elo (-27 .. +27)" in out
     assert f"; against old.nnue (old.) {diff[0]:+d} Elo ({diff[1]:+d} .. {diff[2]:+d})\n" in out
     assert diff[1] > 0
-    assert "against ethereal-chess at depth 8, 3000 nodes a move:" in out
+    assert "against ethereal-chess at depth 8, 3000 nodes a move, 4 random plies:" in out
+    assert "against ethereal-chess at depth 9, 3000 nodes a move, 8 random plies:" in out
 
 
 FAULTY_ENGINE = Path(__file__).with_name("faulty_engine.py")

@@ -443,8 +443,10 @@ def print_versus_scores(lines: list[dict[str, Any]]) -> None:
         if not played:
             continue
         played.sort(key=lambda item: -sum(item[1]))
+        openings = (f", {matchup.random_plies} random plies" if matchup.random_plies >= 0
+                    else "")
         print(f"against {matchup.opponent} at {matchup.opponent_limit}, "
-              f"{matchup.nodes} nodes a move:")
+              f"{matchup.nodes} nodes a move{openings}:")
         reference, reference_wdl = played[0]
         for player, wdl in played:
             wins, draws, losses = wdl

@@ -78,6 +78,7 @@ class Matchup:
     opponent: str
     opponent_limit: str
     nodes: int  # the engine's nodes a move
+    random_plies: int  # the openings: random moves from the start (-1: not recorded)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def versus_scores(lines: list[dict[str, Any]]) -> dict[Matchup, dict[Player, tup
         if line.get("source") != "versus" or not isinstance(score, dict):
             continue
         matchup = Matchup(str(line.get("opponent", "?")), str(line.get("opponent_limit", "?")),
-                          int(line.get("nodes", 0)))
+                          int(line.get("nodes", 0)), int(line.get("random_plies", -1)))
         player = Player(str(line.get("net", "?")), str(line.get("net_hash", "?")))
         wins, draws, losses = scores[matchup].get(player, (0, 0, 0))
         scores[matchup][player] = (wins + int(score.get("win", 0)),
