@@ -128,6 +128,9 @@ class Tally:
         return True
 
 
+Z_95 = 1.959964  # the normal quantile of a two-sided 95% interval
+
+
 def elo_from_score(score: float) -> float:
     """Logistic Elo difference for an expected score in (0, 1)."""
     score = min(max(score, 1e-6), 1 - 1e-6)
@@ -137,7 +140,7 @@ def elo_from_score(score: float) -> float:
 def elo_estimate(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
     """(Elo difference, lower and upper bound of its 95% confidence interval)."""
     score, variance = score_variance(wins, draws, losses)
-    margin = 1.959964 * math.sqrt(variance / (wins + draws + losses))
+    margin = Z_95 * math.sqrt(variance / (wins + draws + losses))
     return elo_from_score(score), elo_from_score(score - margin), elo_from_score(score + margin)
 
 
@@ -155,18 +158,22 @@ def elo_difference_unpaired(a: tuple[int, int, int],
                             b: tuple[int, int, int]) -> tuple[float, float, float]:
     """A's Elo minus B's, with its 95% interval, from two samples of games (wins, draws, losses)
     against the same opponent that share no openings: the score difference spread evenly about
-    the two mean scores, where the Elo curve is read (as ``tools.match.compare`` does for
-    paired runs)."""
+    the two mean scores, where the Elo curve is read (``tools.match.compare`` reads paired runs
+    the same way)."""
     score_a, variance_a = score_variance(*a)
     score_b, variance_b = score_variance(*b)
     diff = score_a - score_b
-    margin = 1.959964 * math.sqrt(variance_a / sum(a) + variance_b / sum(b))
+    margin = Z_95 * math.sqrt(variance_a / sum(a) + variance_b / sum(b))
     middle = (score_a + score_b) / 2
+    return (elo_of_score_difference(diff, middle),
+            elo_of_score_difference(diff - margin, middle),
+            elo_of_score_difference(diff + margin, middle))
 
-    def elo(d: float) -> float:
-        return elo_from_score(middle + d / 2) - elo_from_score(middle - d / 2)
 
-    return elo(diff), elo(diff - margin), elo(diff + margin)
+def elo_of_score_difference(diff: float, middle: float) -> float:
+    """The Elo apart of two scores ``diff`` apart, spread evenly about their mean ``middle``
+    (``elo_from_score`` keeps a score inside (0, 1))."""
+    return elo_from_score(middle + diff / 2) - elo_from_score(middle - diff / 2)
 
 
 def parse_time_control(text: str) -> tuple[float, float]:

@@ -27,12 +27,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.common.referee import elo_from_score
+from tools.common.referee import Z_95, elo_of_score_difference
 from tools.match.sprt_pool import first_engine_points
 
 # "game  12 book1.epd:6              kibitz-12 black: 0-1     (adjudication)  score ..."
 GAME_LINE = re.compile(r"^game\s+(\d+) (.{24,}?) .+ (white|black): (1-0|0-1|1/2-1/2)\s")
-Z_95 = 1.959964
 
 
 class LogMismatch(ValueError):
@@ -75,12 +74,9 @@ class Comparison:
         """A's Elo minus B's, with its 95% interval: the score difference spread evenly about
         the two runs' mean score, where the Elo curve is read."""
         middle = (self.score_a + self.score_b) / 2
-
-        def elo(diff: float) -> float:  # elo_from_score keeps a score inside (0, 1)
-            return elo_from_score(middle + diff / 2) - elo_from_score(middle - diff / 2)
-
-        return (elo(self.diff_per_game), elo(self.diff_per_game - self.margin_per_game),
-                elo(self.diff_per_game + self.margin_per_game))
+        return (elo_of_score_difference(self.diff_per_game, middle),
+                elo_of_score_difference(self.diff_per_game - self.margin_per_game, middle),
+                elo_of_score_difference(self.diff_per_game + self.margin_per_game, middle))
 
 
 def read_games(lines: Iterable[str]) -> dict[int, Game]:

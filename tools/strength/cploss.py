@@ -49,6 +49,7 @@ import chess
 import chess.engine
 
 from tools.common.engines import EngineSpec, check_installed, make_spec, open_engine
+from tools.common.referee import Z_95
 from tools.common.scores import MATE_CP  # a mate in n reads as MATE_CP - n; capping makes it CAP_CP
 from tools.strength.positions import POSITIONS_FILE, load_positions
 
@@ -57,7 +58,6 @@ BLUNDER_CP = 300
 REFERENCE_DEPTH = 12
 REFERENCE_HASH_MB = 16
 DEFAULT_CLOCK = "8000+100"  # wtime/btime + winc/binc in ms: 10 s + 0.1 s, a few moves in
-Z_95 = 1.959964
 LOAD_TIMEOUT_S = 1800.0
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kibitz" \
     / "strength-reference.json"
