@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test test-slow lint bench bench-bot bench-soak bench-memory match opponents demo play \
 	sandbox clean stockfish fairy-stockfish xboard-engines chromium train datagen datagen-status \
-	calibrate perf profile
+	datagen-merge calibrate perf profile
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,11 @@ datagen: $(STAMP)
 
 datagen-status: $(STAMP)
 	$(BIN)/python -m tools.nnue.factory status --dir $(DATA_DIR)
+
+# another machine's data directory (FROM=...) into DATA_DIR: its ledgered shards and lines
+datagen-merge: $(STAMP)
+	@test -n "$(FROM)" || { echo "make datagen-merge FROM=DIR: the data directory to merge"; exit 2; }
+	$(BIN)/python -m tools.nnue.merge $(FROM) --dir $(DATA_DIR)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tools.common.referee import elo_difference_unpaired, elo_estimate
-from tools.nnue import factory, from_pgn, ledger, shards
+from tools.nnue import factory, from_pgn, ledger, merge, shards
 from tools.nnue.data import decode_board, encode
 
 REPO = Path(__file__).resolve().parents[2]
@@ -583,3 +583,117 @@ def test_an_opponent_option_that_is_not_name_value_is_refused(
                       "--opponent", "kibitz", "--opponent-option", "Hash"])
     assert "engine option must be NAME=VALUE, got 'Hash'" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()
+
+
+def _directory_state(directory: Path) -> dict[str, bytes]:
+    """Every file but the lock (which a merge makes, as a run does)."""
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())
+            if path.name != factory.LOCK_NAME}
+
+
+def test_a_merge_brings_another_directory_s_runs_with_their_lines_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source, here = tmp_path / "other-machine", tmp_path / "data"
+    source.mkdir()
+    here.mkdir()
+    theirs = [_ledgered_run(source, [_game(1, 30), _game(2, 20)]),
+              _ledgered_run(source, [_game(3, 25)])]
+    ours = _ledgered_run(here, [_game(4, 40)])
+    # a run there stopped before its line: its shard stays there
+    _write_run(source, "20260102T000000Z-9-stopped", [_game(5, 10)], 1 << 20)
+    assert merge.main([str(source), "--dir", str(here)]) == 0
+    out = capsys.readouterr().out
+    assert f"{source}: 2 run(s) merged, 75 positions in 2 shard(s)" in out
+    assert f"{source}: left there: 10 positions in 1 shard(s) of runs without a ledger line" \
+        in out
+    lines = ledger.read_ledger(here)
+    assert [line["run"] for line in lines] == [ours["run"], theirs[0]["run"], theirs[1]["run"]]
+    assert lines[1]["merged"]["from"] == str(source) and "merged" not in lines[0]
+    assert {k: v for k, v in lines[1].items() if k != "merged"} == theirs[0]
+    assert factory.main(["status", "--dir", str(here)]) == 0
+    status_out = capsys.readouterr().out
+    assert f"{here}: 115 positions in 3 shards" in status_out
+    assert f"merged from {source}" in status_out and "no mismatch" in status_out
+    sources = shards.training_sources([here], None)
+    assert sum(len(s.records) for s in sources) == 115
+    # again: nothing new
+    before = _directory_state(here)
+    assert merge.main([str(source), "--dir", str(here)]) == 0
+    assert "0 run(s) merged, 0 positions in 0 shard(s); 2 run(s) here already" \
+        in capsys.readouterr().out
+    assert _directory_state(here) == before
+
+
+def test_a_source_that_fails_its_audit_is_refused_whole_by_name(tmp_path: Path) -> None:
+    source, here = tmp_path / "other-machine", tmp_path / "data"
+    source.mkdir()
+    here.mkdir()
+    _ledgered_run(source, [_game(1, 30)])
+    cut_line = _ledgered_run(source, [_game(2, 30), _game(3, 30)])
+    (cut_name,) = list(cut_line["shards"])
+    with (source / cut_name).open("r+b") as handle:
+        handle.truncate((source / cut_name).stat().st_size - 10)
+    _ledgered_run(here, [_game(4, 40)])
+    before = _directory_state(here)
+    with pytest.raises(SystemExit, match=rf"refused, its shards do not match its ledger "
+                                         rf"\(1\): {cut_name}: truncated"):
+        merge.main([str(source), "--dir", str(here)])
+    assert _directory_state(here) == before
+
+
+def test_a_shard_here_with_other_bytes_stops_the_merge_before_any_copy(tmp_path: Path) -> None:
+    source, here = tmp_path / "other-machine", tmp_path / "data"
+    source.mkdir()
+    here.mkdir()
+    line = _ledgered_run(source, [_game(1, 30)])
+    (name,) = list(line["shards"])
+    _write_run(here, line["run"], [_game(2, 30)], 1 << 20)  # the same name, other games
+    before = _directory_state(here)
+    with pytest.raises(SystemExit, match=rf"{name}: already here with other bytes"):
+        merge.main([str(source), "--dir", str(here)])
+    assert _directory_state(here) == before
+
+
+def test_a_merge_cut_short_is_finished_by_the_same_merge_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source, here = tmp_path / "other-machine", tmp_path / "data"
+    source.mkdir()
+    here.mkdir()
+    line = _ledgered_run(source, [_game(1, 30), _game(2, 30)])
+    (name,) = list(line["shards"])
+    # killed after the copy was renamed, before the line; and a copy in flight of another
+    (here / name).write_bytes((source / name).read_bytes())
+    (here / f"other{merge.TEMP_SUFFIX}").write_bytes(b"half a shard")
+    assert factory.main(["status", "--dir", str(here)]) == 0
+    assert f"run {line['run']} has no ledger line" in capsys.readouterr().out
+    assert merge.main([str(source), "--dir", str(here)]) == 0
+    assert "1 run(s) merged, 0 positions in 0 shard(s); 1 shard(s) here already, the same " \
+        "bytes" in capsys.readouterr().out
+    assert not list(here.glob(f"*{merge.TEMP_SUFFIX}"))
+    assert ledger.ledger_total(ledger.read_ledger(here)) == 60
+    assert factory.main(["status", "--dir", str(here)]) == 0
+    assert "no mismatch" in capsys.readouterr().out
+    # a run here that recovered such a shard first: the line is not merged twice over it
+    other = tmp_path / "third"
+    other.mkdir()
+    line = _ledgered_run(source, [_game(3, 30)])
+    (name,) = list(line["shards"])
+    (other / name).write_bytes((source / name).read_bytes())
+    recovering = _ledgered_run(other, [_game(4, 10)])
+    assert recovering["recovered"] == {name: 30}
+    assert merge.main([str(source), "--dir", str(other)]) == 0
+    assert "1 run(s) merged, 60 positions in 1 shard(s); 1 run(s) here already" \
+        in capsys.readouterr().out
+    assert ledger.ledger_total(ledger.read_ledger(other)) == 100
+
+
+def test_a_merge_names_a_source_that_is_no_data_directory(tmp_path: Path) -> None:
+    here = tmp_path / "data"
+    here.mkdir()
+    with pytest.raises(SystemExit, match=r"nowhere: not a directory"):
+        merge.main([str(tmp_path / "nowhere"), "--dir", str(here)])
+    with pytest.raises(SystemExit, match=r"no ledger.jsonl in it: not a data directory"):
+        merge.main([str(tmp_path), "--dir", str(here)])
+    _ledgered_run(here, [_game(1, 30)])
+    with pytest.raises(SystemExit, match=r"cannot be merged into itself"):
+        merge.main([str(here), "--dir", str(here)])

@@ -415,7 +415,9 @@ def status(args: argparse.Namespace) -> int:
               f"{last.get('added')} positions, {last.get('jobs')} job(s), "
               f"{last.get('positions_per_hour')} positions/hour "
               f"({last.get('positions_per_cpu_hour', '?')} per CPU hour of its players), "
-              f"{last.get('net')} {last.get('net_hash')}")
+              f"{last.get('net')} {last.get('net_hash')}"
+              + (f", merged from {last['merged'].get('from')}"
+                 if isinstance(last.get("merged"), dict) else ""))
     print_versus_scores(lines)
     if check.unledgered:
         print(f"not yet in the ledger: {sum(check.unledgered.values())} positions in "

@@ -160,7 +160,7 @@ def read_shard(path: Path) -> Shard:
                  len(data) - torn)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -189,7 +189,7 @@ def seal(path: Path) -> Shard | None:
         os.fsync(handle.fileno())
     target = path.with_name(path.name[:-len(OPEN_SUFFIX)] + SEALED_SUFFIX)
     os.replace(path, target)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     return Shard(target, shard.meta, shard.records, shard.frames, 0, shard.data_end)
 
 
