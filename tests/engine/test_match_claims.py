@@ -95,6 +95,19 @@ def test_the_report_sets_the_claims_beside_the_results() -> None:
     assert "kibitz's own score one ply before: median +0.30" in lines[5]
     assert lines[6].split() == ["pieces", "at", "the", "claim", "25-32:", "2", "17-24:", "0",
                                 "9-16:", "0", "2-8:", "0"]
+    assert lines[7].split()[-6:] == ["level:", "2", "ahead:", "0", "behind:", "0"]
+
+
+def test_a_claim_s_material_is_the_claiming_side_s_count_in_pawns() -> None:
+    # black claims just after Bxc6, a knight down until it takes back
+    pgn = game("kibitz", "ethereal", "1/2-1/2",
+               ["+0.20/10 0.1s", "+0.10/9 0.1s", "+0.40/10 0.1s", "+0.60/9 0.1s",
+                "+0.30/10 0.1s", "+0.20/9 0.1s", "+0.50/10 0.1s", "+1.10/9 0.1s"])
+    [claims] = claims_of(pgn)[1]
+    claim = claims.opponent_first
+    assert claim is not None and claim.ply == 7 and claim.material == -3
+    lines = report("kibitz", [claims], 100.0, "ethereal")
+    assert lines[-1].split()[-6:] == ["level:", "0", "ahead:", "0", "behind:", "1"]
 
 
 def test_main_writes_the_positions_the_opponent_claimed_first(

@@ -4,8 +4,10 @@ A match's PGN carries every move's score as its mover saw it (``+0.31/15 0.523s`
 ``tools.common.referee.move_comment``).  In each game this tool finds the first move at which
 either engine claimed an advantage of ``--cp`` or more for itself, and sets the claims beside
 the results: which engine claimed first how often, how often the claim came true, and, when
-the opponent claimed first, at which move, with how many pieces on the board, and what the
-engine thought of the same position one ply before.  Against a stronger engine this shows
+the opponent claimed first, at which move, with how many pieces on the board, whether the
+claiming side was ahead in material (a count in pawns: a claim with the material level is one
+of judgement; one behind is often an exchange half made), and what the engine thought of the
+same position one ply before.  Against a stronger engine this shows
 where the games are decided and whose judgement of them was the better one: an evaluation
 that sees its advantages late, or sees ones that are not there, shows in these rows before it
 shows in a score::
@@ -34,6 +36,8 @@ from tools.common.referee import read_move_comment
 from tools.match.sprt_pool import RESULT_POINTS, first_engine_points
 
 PIECE_BANDS = ((25, 32), (17, 24), (9, 16), (2, 8))  # pieces on the board, kings included
+# the usual material count, in pawns: whether a claim stands on material or on judgement
+PIECE_PAWNS = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Claim:
     pieces: int  # on the board before the claiming move, kings included
     other_cp: float | None  # the other engine's score of its own last move before, if any
     fen: str  # the position the claiming engine scored, before its move
+    material: int  # the claiming side's material less the other's, in pawns (PIECE_PAWNS)
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,12 @@ class GameClaims:
         if self.engine_first is None:
             return "opponent"
         return "engine" if self.engine_first.ply < self.opponent_first.ply else "opponent"
+
+
+def material_balance(board: chess.Board) -> int:
+    """The side to move's material less the other side's, in pawns (``PIECE_PAWNS``)."""
+    return sum(PIECE_PAWNS.get(piece.piece_type, 0) * (1 if piece.color == board.turn else -1)
+               for piece in board.piece_map().values())
 
 
 def parse_score_cp(comment: str) -> float | None:
@@ -92,7 +103,8 @@ def game_claims(game: chess.pgn.Game, engine: str, cp: float) -> GameClaims | No
             if score >= cp and first[engine_moved] is None:
                 first[engine_moved] = Claim(score, ply, board.fullmove_number,
                                             len(board.piece_map()),
-                                            last[not engine_moved], board.fen())
+                                            last[not engine_moved], board.fen(),
+                                            material_balance(board))
             last[engine_moved] = score
         board.push(node.move)
     return GameClaims(black if engine_colour == chess.WHITE else white, points, first[True],
@@ -155,6 +167,10 @@ def report(engine: str, games: Sequence[GameClaims], cp: float, opponent: str = 
             f"{low}-{high}: {sum(1 for c in claims if low <= c.pieces <= high)}"
             for low, high in PIECE_BANDS)
         lines.append(f"  pieces at the claim  {bands}")
+        level = sum(1 for c in claims if c.material == 0)
+        ahead = sum(1 for c in claims if c.material > 0)
+        lines.append(f"  material at the claim, the claimer's  level: {level}  ahead: {ahead}  "
+                     f"behind: {len(claims) - level - ahead}")
     return lines
 
 
