@@ -32,12 +32,11 @@ from typing import TextIO
 import chess
 import chess.pgn
 
+from tools.common.material import material_balance
 from tools.common.referee import read_move_comment
 from tools.match.sprt_pool import RESULT_POINTS, first_engine_points
 
 PIECE_BANDS = ((25, 32), (17, 24), (9, 16), (2, 8))  # pieces on the board, kings included
-# the usual material count, in pawns: whether a claim stands on material or on judgement
-PIECE_PAWNS = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class Claim:
     pieces: int  # on the board before the claiming move, kings included
     other_cp: float | None  # the other engine's score of its own last move before, if any
     fen: str  # the position the claiming engine scored, before its move
-    material: int  # the claiming side's material less the other's, in pawns (PIECE_PAWNS)
+    material: int  # the claiming side's material less the other's, in pawns (material_balance)
 
 
 @dataclass(frozen=True)
@@ -70,12 +69,6 @@ class GameClaims:
         if self.engine_first is None:
             return "opponent"
         return "engine" if self.engine_first.ply < self.opponent_first.ply else "opponent"
-
-
-def material_balance(board: chess.Board) -> int:
-    """The side to move's material less the other side's, in pawns (``PIECE_PAWNS``)."""
-    return sum(PIECE_PAWNS.get(piece.piece_type, 0) * (1 if piece.color == board.turn else -1)
-               for piece in board.piece_map().values())
 
 
 def parse_score_cp(comment: str) -> float | None:

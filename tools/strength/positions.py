@@ -32,6 +32,7 @@ import chess
 import chess.engine
 
 from tools.common.engines import check_installed, open_engine, resolve_engine
+from tools.common.material import material_balance, side_material
 from tools.common.openings import load_openings
 from tools.common.scores import MATE_CP
 
@@ -50,21 +51,15 @@ MIN_MEN = 20
 MAX_EVAL_CP = 200
 HEADER = ("# Middlegames of the centipawn-loss measurement, made by "
           "`python -m tools.strength.positions` with Stockfish 15.1 (see its docstring)\n")
-PIECE_UNITS = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
-
-
-def _units(board: chess.Board, colour: chess.Color, pawns: bool) -> int:
-    return sum(len(board.pieces(kind, colour)) * value for kind, value in PIECE_UNITS.items()
-               if pawns or kind != chess.PAWN)
 
 
 def is_middlegame(board: chess.Board) -> bool:
     """The static filters (all but Stockfish's score)."""
     if board.is_check() or board.is_game_over():
         return False
-    balance = _units(board, chess.WHITE, True) - _units(board, chess.BLACK, True)
-    return (abs(balance) <= MAX_IMBALANCE
-            and min(_units(board, c, False) for c in chess.COLORS) >= MIN_SIDE_PIECE_UNITS
+    return (abs(material_balance(board)) <= MAX_IMBALANCE
+            and min(side_material(board, c, pawns=False) for c in chess.COLORS)
+            >= MIN_SIDE_PIECE_UNITS
             and len(board.piece_map()) >= MIN_MEN)
 
 
