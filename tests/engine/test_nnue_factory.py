@@ -685,6 +685,28 @@ def test_a_merge_cut_short_is_finished_by_the_same_merge_again(
     assert "1 run(s) merged, 60 positions in 1 shard(s); 1 run(s) here already" \
         in capsys.readouterr().out
     assert ledger.ledger_total(ledger.read_ledger(other)) == 100
+    # ... and one that recovered a part of a run's shards: the rest come with its line
+    source2, fourth = tmp_path / "fifth", tmp_path / "fourth"
+    source2.mkdir()
+    fourth.mkdir()
+    start = factory.begin_run(source2)
+    split = _write_run(source2, start.run, [_game(seed, 40) for seed in range(6)], 2500)
+    assert len(split) > 1
+    ev = factory.Evaluation("test.nnue", "test.nnue", "0123abcd", 205)
+    line = factory.finish_run(source2, start, "selfplay", ev, 100, 1, 6)
+    first = split[0].name
+    (fourth / first).write_bytes(split[0].read_bytes())
+    assert _ledgered_run(fourth, [_game(9, 10)])["recovered"] == {first: line["shards"][first]}
+    assert merge.main([str(source2), "--dir", str(fourth)]) == 0
+    capsys.readouterr()
+    lines = ledger.read_ledger(fourth)
+    assert lines[-1]["merged"]["counted_here_before"] == [first]
+    assert first not in lines[-1]["shards"]
+    assert lines[-1]["added"] == line["added"] - line["shards"][first]
+    assert ledger.ledger_total(lines) == 240 + 10
+    assert sum(int(x["added"]) for x in lines) == 240 + 10 - line["shards"][first]
+    assert factory.main(["status", "--dir", str(fourth)]) == 0
+    assert "no mismatch" in capsys.readouterr().out
 
 
 def test_a_merge_names_a_source_that_is_no_data_directory(tmp_path: Path) -> None:

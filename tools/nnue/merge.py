@@ -14,7 +14,8 @@ takes what the other directory's ledger vouches for:
   only then is the line appended, with ``merged`` (where from, and when);
 - a shard already here under the same name is skipped when it holds the same bytes, and
   refused when it does not; a line whose run is already here is skipped: merging the same
-  source twice adds nothing;
+  source twice adds nothing; a shard another line here counts already (a run here recovered
+  it from a merge cut short) leaves the merged line, named in its ``merged``;
 - shards of the source's runs without a ledger line (stopped, or still running) are left
   there, and named: a run in that directory records them first.
 
@@ -113,36 +114,53 @@ def merge(source: Path, directory: Path) -> MergeReport:
     here_runs = {str(line.get("run")) for line in here_lines}
     here_shards = ledger.ledgered_shards(here_lines)
     report = MergeReport(left=dict(check.unledgered))
-    to_merge: list[dict[str, Any]] = []
+    to_merge: list[tuple[dict[str, Any], list[str]]] = []
     for line in check.lines:
         run = str(line.get("run"))
         if run in here_runs:
             report.already.append(run)
             continue
-        shards = {**line.get("recovered", {}), **line.get("shards", {})}
-        claimed = sorted(name for name in shards if name in here_shards)
-        if claimed:
-            # another line here already counts them (a run here recovered a merge cut short)
-            report.already.append(run)
-            continue
-        for name in shards:
+        counted = sorted(name for name in _line_shards(line) if name in here_shards)
+        if counted:
+            # another line here counts some of them already (a run here recovered the shards
+            # of a merge cut short): the rest come with the line, those leave it
+            line = _without(line, set(counted))
+            if not _line_shards(line):
+                report.already.append(run)
+                continue
+        for name in _line_shards(line):
             here = directory / name
             if here.exists() and not _same_bytes(source / name, here):
                 raise MergeError(f"{here}: already here with other bytes than {source / name}: "
                                  "nothing merged")
-        to_merge.append(line)
-    for line in to_merge:
-        shards = {**line.get("recovered", {}), **line.get("shards", {})}
-        for name, count in sorted(shards.items()):
+        to_merge.append((line, counted))
+    for line, counted in to_merge:
+        for name, count in sorted(_line_shards(line).items()):
             if (directory / name).exists():
                 report.same_shards.append(name)
                 continue
-            copy_shard(source / name, directory, int(count))
-            report.copied[name] = int(count)
-        ledger.append_line(directory, {**line, "merged": {"from": str(source),
-                                                          "at": factory.utc_now()}})
+            copy_shard(source / name, directory, count)
+            report.copied[name] = count
+        merged: dict[str, Any] = {"from": str(source), "at": factory.utc_now()}
+        if counted:
+            merged["counted_here_before"] = counted
+        ledger.append_line(directory, {**line, "merged": merged})
         report.runs.append(str(line.get("run")))
     return report
+
+
+def _line_shards(line: dict[str, Any]) -> dict[str, int]:
+    """Every shard a ledger line accounts for (its own and those it recovered): count."""
+    return {name: int(count) for part in ("recovered", "shards")
+            for name, count in line.get(part, {}).items()}
+
+
+def _without(line: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """``line`` without the shards ``names``, its ``added`` what its own shards then hold."""
+    shards = {n: c for n, c in line.get("shards", {}).items() if n not in names}
+    recovered = {n: c for n, c in line.get("recovered", {}).items() if n not in names}
+    return {**line, "shards": shards, "recovered": recovered,
+            "added": sum(int(c) for c in shards.values())}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
