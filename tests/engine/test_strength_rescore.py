@@ -12,7 +12,7 @@ from tools.strength.rescore import main
 FAULTY_ENGINE = Path(__file__).with_name("faulty_engine.py")
 # white to move: a queen up, a queen down, a rook up
 POSITIONS = ("4k3/8/8/8/8/8/8/3QK3 w - - c0 \"queen up\";\n"
-             "3qk3/8/8/8/8/8/8/4K3 w - -\n"
+             "3qk3/8/8/8/8/8/8/4K3 w - - 0 1\n"
              "# a comment line\n"
              "\n"
              "4k3/8/8/8/8/8/8/R3K3 w - -\n")
@@ -46,9 +46,9 @@ def test_bad_input_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"--option '1:Hash': .*NAME=VALUE"):
         main([str(epd), "--option", "1:Hash"])
     bad = _epd(tmp_path, "4k3/8/8/8/8/8/8/3QK3 w - -\nnot a position\n")
-    with pytest.raises(SystemExit, match=r"positions\.epd:2: not a position"):
+    with pytest.raises(SystemExit, match=r"positions\.epd:2: not a FEN or EPD position"):
         main([str(bad)])
-    with pytest.raises(SystemExit, match=r"positions\.epd: no position in it"):
+    with pytest.raises(SystemExit, match=r"positions\.epd: no positions"):
         main([str(_epd(tmp_path, "# nothing\n"))])
 
 

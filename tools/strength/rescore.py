@@ -38,6 +38,7 @@ from tools.common.engines import (
     open_engine,
     play_watched,
 )
+from tools.common.openings import load_openings
 from tools.common.referee import parse_option
 from tools.common.scores import MATE_CP
 
@@ -57,22 +58,6 @@ class Reading:
         return (f"{self.engine}: {len(self.scores_cp)} positions, median {median / 100:+.2f}, "
                 f"{sum(1 for s in self.scores_cp if s >= cp)} at {cp / 100:+.2f} or more, "
                 f"{sum(1 for s in self.scores_cp if s <= 0)} at 0 or less")
-
-
-def read_positions(path: Path) -> list[chess.Board]:
-    """The positions of an EPD (or FEN) file, one a line; a bad line is refused by number."""
-    boards = []
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip() or text.startswith("#"):
-            continue
-        try:
-            board, _ = chess.Board.from_epd(text)
-        except ValueError as exc:
-            raise SystemExit(f"{path}:{number}: not a position ({exc})") from None
-        boards.append(board)
-    if not boards:
-        raise SystemExit(f"{path}: no position in it")
-    return boards
 
 
 def search_all(engine_text: str, options: dict[str, str], boards: Sequence[chess.Board],
@@ -124,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.strength.rescore",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("epd", type=Path, help="the positions, one EPD or FEN a line")
+    parser.add_argument("epd", type=Path, help="the positions, one FEN or EPD a line (as a "
+                        "match's book)")
     parser.add_argument("--engine", action="append", default=[],
                         help="an engine (an alias or a command line; repeatable; default kibitz)")
     parser.add_argument("--option", action="append", default=[], metavar="N:NAME=VALUE",
@@ -142,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{args.epd}: no such file")
     engines = args.engine or ["kibitz"]
     options = engine_options(args.option, len(engines))
-    boards = read_positions(args.epd)
+    boards = [chess.Board(opening.fen) for opening in load_openings(args.epd)]
     for engine, settings in zip(engines, options, strict=True):
         reading = search_all(engine, settings, boards, args.nodes, args.timeout_s)
         print(reading.line(args.cp), flush=True)
