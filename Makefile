@@ -73,7 +73,7 @@ datagen-status: $(STAMP)
 # another machine's data directory (FROM=...) into DATA_DIR: its ledgered shards and lines
 datagen-merge: $(STAMP)
 	@test -n "$(FROM)" || { echo "make datagen-merge FROM=DIR: the data directory to merge"; exit 2; }
-	$(BIN)/python -m tools.nnue.merge $(FROM) --dir $(DATA_DIR)
+	$(BIN)/python -m tools.nnue.merge "$(FROM)" --dir $(DATA_DIR)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
