@@ -120,22 +120,22 @@ def merge(source: Path, directory: Path) -> MergeReport:
         if run in here_runs:
             report.already.append(run)
             continue
-        counted = sorted(name for name in _line_shards(line) if name in here_shards)
+        counted = sorted(name for name in ledger.ledgered_shards([line]) if name in here_shards)
         if counted:
             # another line here counts some of them already (a run here recovered the shards
             # of a merge cut short): the rest come with the line, those leave it
             line = _without(line, set(counted))
-            if not _line_shards(line):
+            if not ledger.ledgered_shards([line]):
                 report.already.append(run)
                 continue
-        for name in _line_shards(line):
+        for name in ledger.ledgered_shards([line]):
             here = directory / name
             if here.exists() and not _same_bytes(source / name, here):
                 raise MergeError(f"{here}: already here with other bytes than {source / name}: "
                                  "nothing merged")
         to_merge.append((line, counted))
     for line, counted in to_merge:
-        for name, count in sorted(_line_shards(line).items()):
+        for name, count in sorted(ledger.ledgered_shards([line]).items()):
             if (directory / name).exists():
                 report.same_shards.append(name)
                 continue
@@ -147,12 +147,6 @@ def merge(source: Path, directory: Path) -> MergeReport:
         ledger.append_line(directory, {**line, "merged": merged})
         report.runs.append(str(line.get("run")))
     return report
-
-
-def _line_shards(line: dict[str, Any]) -> dict[str, int]:
-    """Every shard a ledger line accounts for (its own and those it recovered): count."""
-    return {name: int(count) for part in ("recovered", "shards")
-            for name, count in line.get(part, {}).items()}
 
 
 def _without(line: dict[str, Any], names: set[str]) -> dict[str, Any]:
