@@ -12,6 +12,7 @@ import pytest
 
 from engine import nnue
 from tools.nnue import data as nnue_data
+from tools.nnue.features import PiecesRepeat, record_pieces
 
 
 def _tiny_net(path: Path, scale: int) -> Path:
@@ -35,6 +36,28 @@ def test_records_round_trip_the_position_score_and_result() -> None:
         assert decoded.board_fen() == board.board_fen() and decoded.turn == board.turn
         assert int(record["score"]) == max(-3000, min(3000, score))
         assert int(record["result"]) == 2
+
+
+def test_the_middle_game_is_repeated_by_the_pieces_on_the_board() -> None:
+    """``--repeat-pieces MIN=N``: the positions with MIN or more pieces (kings included, as
+    python-chess counts them) N times, the others once; a bad spec is refused by its part."""
+    fens = (chess.STARTING_FEN,  # 32
+            "r3k2r/pPp1qppp/2n2n2/3pP3/1b4b1/2N2N2/PP1Q1PPP/R3K2R b - -",  # 27
+            "r3k2r/pPp1qppp/2n2n2/3pP3/1b6/2N2N2/PP1Q1PPP/R3K2R b - -",  # 26
+            "8/8/4k3/8/8/4K3/4P3/8 w - - 0 1")  # 3
+    records = np.frombuffer(b"".join(nnue_data.encode(chess.Board(fen), i, 1)
+                                     for i, fen in enumerate(fens)),
+                            dtype=nnue_data.RECORD_DTYPE)
+    assert list(record_pieces(records)) == [len(chess.Board(f).piece_map()) for f in fens]
+    assert list(record_pieces(records)) == [32, 27, 26, 3]
+    repeated = PiecesRepeat.parse("27=3").apply(records)
+    assert sorted(int(s) for s in repeated["score"]) == [0, 0, 0, 1, 1, 1, 2, 3]
+    assert sorted(int(s) for s in PiecesRepeat.parse("3=2").apply(records)["score"]) == [
+        0, 0, 1, 1, 2, 2, 3, 3]
+    for spec, named in (("25", "MIN=N"), ("x=2", "whole"), ("2=2", "MIN must"),
+                        ("33=2", "MIN must"), ("25=1", "N must"), ("25=two", "whole")):
+        with pytest.raises(ValueError, match=named):
+            PiecesRepeat.parse(spec)
 
 
 def test_a_self_play_game_keeps_only_quiet_scored_positions() -> None:

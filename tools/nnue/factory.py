@@ -470,6 +470,8 @@ def describe(args: argparse.Namespace) -> int:
     (|score|, the side to move's, in the net's centipawns), and results."""
     import numpy as np
 
+    from tools.nnue.features import record_pieces
+
     directory = args.dir.expanduser().resolve()
     found = ledger.scan(directory)
     for message in found.bad:
@@ -479,8 +481,7 @@ def describe(args: argparse.Namespace) -> int:
         by_source.setdefault(str(shard.meta.get("source", "?")), []).append(shard.records)
     for source, parts in sorted(by_source.items()):
         records = np.concatenate(parts)
-        occupancy = records["occupancy"].astype("<u8").view(np.uint8)
-        count = np.unpackbits(occupancy).reshape(len(records), 64).sum(axis=1)
+        count = record_pieces(records)
         score = np.abs(records["score"].astype(np.int64))
         phase = np.histogram(count, PHASE_EDGES)[0] / len(records)
         balance = np.histogram(score, BALANCE_EDGES_CP)[0] / len(records)

@@ -160,6 +160,47 @@ def mirror_of_bucket(layout: KingLayout) -> npt.NDArray[np.int64]:
     return into
 
 
+def record_pieces(records: npt.NDArray[np.void]) -> npt.NDArray[np.int64]:
+    """Pieces on the board of each record (its occupancy's bits), kings included."""
+    occupancy = records["occupancy"].astype("<u8").view(np.uint8).reshape(len(records), 8)
+    return np.asarray(np.unpackbits(occupancy, axis=1).sum(axis=1), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class PiecesRepeat:
+    """The trainer's ``--repeat-pieces MIN=N``: the training positions with at least
+    ``min_pieces`` on the board (kings included) are seen ``times`` times an epoch, the others
+    once.  Self-play's games spend most of their positions in the ending (an eighth of them
+    have 27 or more pieces), while the games against stronger engines are lost in the middle
+    game a few moves out of the book."""
+
+    min_pieces: int
+    times: int
+
+    @classmethod
+    def parse(cls, spec: str) -> PiecesRepeat:
+        """``MIN=N``, refused by what is wrong: MIN a count of pieces (3 .. 32), N 2 or more."""
+        least, equals, count = spec.partition("=")
+        if not equals:
+            raise ValueError(f"--repeat-pieces {spec!r}: expected MIN=N, e.g. 25=2")
+        try:
+            min_pieces, times = int(least), int(count)
+        except ValueError:
+            raise ValueError(f"--repeat-pieces {spec!r}: MIN and N must be whole "
+                             f"numbers") from None
+        if not 3 <= min_pieces <= MAX_PIECES:
+            raise ValueError(f"--repeat-pieces {spec!r}: MIN must be 3 .. {MAX_PIECES} pieces")
+        if times < 2:
+            raise ValueError(f"--repeat-pieces {spec!r}: N must be 2 or more (1 repeats "
+                             f"nothing)")
+        return cls(min_pieces, times)
+
+    def apply(self, records: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
+        """The records, then those with ``min_pieces`` or more ``times - 1`` times again."""
+        many = records[record_pieces(records) >= self.min_pieces]
+        return np.concatenate([records] + [many] * (self.times - 1))
+
+
 def pieces(indices: IndexArray, pad: int) -> npt.NDArray[np.int64]:
     """Pieces on the board of each row of input indices (padded with ``pad``)."""
     return np.asarray((indices != pad).sum(axis=1), dtype=np.int64)

@@ -22,9 +22,11 @@ one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never
 ``--fraction`` trains on the first part of each file's training positions only, for a learning
 curve over the same held-out positions.  ``--repeat ORIGIN=N`` shows the training positions of
 one origin N times an epoch (a small source, such as the games against another engine, beside
-millions of self-play's), its held-out positions once.  ``--init NET`` starts from a written net
-(the last generation's, its shape with it) instead of random weights: the next generation
-learns from its own games without starting over, which needs less data.  A net of one bucket
+millions of self-play's), its held-out positions once; ``--repeat-pieces MIN=N`` does the same
+for the positions with at least MIN pieces on the board (the middle game).  ``--init NET``
+starts from a written net (the last generation's, its shape with it) instead of random
+weights: the next generation learns from its own games without starting over, which needs
+less data.  A net of one bucket
 starts every bucket of a ``--buckets`` model with its own output layer, so that the bucketed
 model scores as it did until training tells the buckets apart; ``--output-only`` then trains
 the output layer alone, the feature transformer kept as it is.  ``--king-layout NAME`` gives the
@@ -50,6 +52,7 @@ from tools.nnue import scale as nnue_scale
 from tools.nnue.features import (
     KING_LAYOUTS,
     KingLayout,
+    PiecesRepeat,
     features,
     file_mirror,
     inputs_of,
@@ -285,8 +288,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="see the training positions of this origin (selfplay, versus, "
                              "pgn, records) N times an epoch, the held-out ones once "
                              "(repeatable)")
+    parser.add_argument("--repeat-pieces", metavar="MIN=N",
+                        help="see the training positions with at least MIN pieces (kings "
+                             "included) N times an epoch, the others once: the middle game "
+                             "weighs more against self-play's many endings")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    try:
+        by_pieces = None if args.repeat_pieces is None else PiecesRepeat.parse(args.repeat_pieces)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
     init: nnue.Net | None = None
     if args.init is not None:
         try:
@@ -346,8 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for source in sources:
         part = source.records
         split = int(len(part) * (1 - args.validation))
-        train_parts.append(np.tile(part[:int(split * args.fraction)],
-                                   repeats.get(source.origin, 1)))
+        trained = part[:int(split * args.fraction)]
+        if by_pieces is not None:
+            trained = by_pieces.apply(trained)
+        train_parts.append(np.tile(trained, repeats.get(source.origin, 1)))
         valid_parts.append(part[split:])
         k_train.append(np.full(len(train_parts[-1]), source.k, dtype=np.float32))
         k_valid.append(np.full(len(valid_parts[-1]), source.k, dtype=np.float32))
@@ -404,6 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text += " (" + ", ".join(f"{o} {loss:.6f}" for o, loss in by_origin.items()) + ")"
         return text
 
+    pieces_text = ("" if by_pieces is None else f", {by_pieces.min_pieces} or more pieces "
+                   f"seen {by_pieces.times} times an epoch")
     print(f"{len(records)} positions: {split} to train, {len(records) - split} held out; "
           f"N={args.hidden} {args.activation}"
           f"{f', {args.buckets} output buckets' if args.buckets > 1 else ''}"
@@ -412,7 +427,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{', half of each batch mirrored' if args.mirror else ''}"
           f"{', factorised' if args.factorize else ''}"
           f"{f', from {init.path} (net {init.hash})' if init is not None else ''}"
-          f"{''.join(f', {o} seen {n} times an epoch' for o, n in repeats.items())}",
+          f"{''.join(f', {o} seen {n} times an epoch' for o, n in repeats.items())}"
+          f"{pieces_text}",
           flush=True)
     if init is not None:
         print(f"epoch   0: {held_out_text()} (the --init net)", flush=True)
