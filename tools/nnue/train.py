@@ -41,6 +41,7 @@ import math
 import sys
 import time
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,7 @@ from tools.nnue.features import (
     file_mirror,
     inputs_of,
     pieces,
+    record_pieces,
 )
 from tools.nnue.shards import mean_by_origin, origin_repeats, training_sources
 
@@ -71,6 +73,10 @@ OUT_LIMIT = 32767 / QB
 
 # Positions per forward pass when a loss is measured without training (the held-out set).
 EVAL_BATCH = 1 << 16
+# the held-out loss is also printed by pieces on the board: the ending, the middle game, and
+# 25 or more (where the games against stronger engines are judged: Ethereal's claims of an
+# advantage come at a median of 29 pieces)
+HELD_OUT_PIECE_EDGES = (2, 11, 25, MAX_PIECES + 1)
 
 
 def widen(batch: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -367,8 +373,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         valid_origin.append(np.full(len(valid_parts[-1]), origins.index(source.origin),
                                     dtype=np.int64))
     origin_ids = np.concatenate(valid_origin)
+    phase_names = [f"{low}-{high - 1}" for low, high in pairwise(HELD_OUT_PIECE_EDGES)]
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
+    phase_ids = np.digitize(record_pieces(records[split:]), HELD_OUT_PIECE_EDGES[1:-1])
     white, black, stm = features(records, layout)
     bucket = torch.from_numpy(nnue.bucket_of(pieces(white, inputs_of(layout)),
                                              args.buckets))
@@ -403,7 +411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return torch.mean(errors_of(batch))
 
     def held_out_text() -> str:
-        """The held-out loss, and each origin's when the data has several."""
+        """The held-out loss, by pieces on the board, and each origin's when the data has
+        several."""
         # a batch at a time: one forward pass over a million positions needs gigabytes
         errors = []
         with torch.no_grad():
@@ -412,6 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 errors.append(errors_of(batch).reshape(-1).cpu().numpy().astype(np.float64))
         error = np.concatenate(errors)
         text = f"validation loss {error.mean():.6f}"
+        by_phase = mean_by_origin(error, phase_ids, phase_names)
+        text += " (pieces " + ", ".join(f"{p} {loss:.6f}" for p, loss in by_phase.items()) + ")"
         if len(origins) > 1:
             by_origin = mean_by_origin(error, origin_ids, origins)
             text += " (" + ", ".join(f"{o} {loss:.6f}" for o, loss in by_origin.items()) + ")"
