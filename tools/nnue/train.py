@@ -26,9 +26,9 @@ millions of self-play's), its held-out positions once; ``--repeat-pieces MIN=N``
 for the positions with at least MIN pieces on the board (the middle game).  ``--init NET``
 starts from a written net (the last generation's, its shape with it) instead of random
 weights: the next generation learns from its own games without starting over, which needs
-less data.  A net of one bucket
-starts every bucket of a ``--buckets`` model with its own output layer, so that the bucketed
-model scores as it did until training tells the buckets apart; ``--output-only`` then trains
+less data.  A net of one bucket starts every bucket of a ``--buckets`` model with its own
+output layer, so that the bucketed model scores as it did until training tells the buckets
+apart; ``--output-only`` then trains
 the output layer alone, the feature transformer kept as it is.  ``--king-layout NAME`` gives the
 inputs king buckets (``tools.nnue.features.KING_LAYOUTS``); a net without them starts the rows
 all buckets share.
