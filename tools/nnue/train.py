@@ -28,10 +28,9 @@ starts from a written net (the last generation's, its shape with it) instead of 
 weights: the next generation learns from its own games without starting over, which needs
 less data.  A net of one bucket starts every bucket of a ``--buckets`` model with its own
 output layer, so that the bucketed model scores as it did until training tells the buckets
-apart; ``--output-only`` then trains
-the output layer alone, the feature transformer kept as it is.  ``--king-layout NAME`` gives the
-inputs king buckets (``tools.nnue.features.KING_LAYOUTS``); a net without them starts the rows
-all buckets share.
+apart; ``--output-only`` then trains the output layer alone, the feature transformer kept as
+it is.  ``--king-layout NAME`` gives the inputs king buckets
+(``tools.nnue.features.KING_LAYOUTS``); a net without them starts the rows all buckets share.
 """
 
 from __future__ import annotations
@@ -58,7 +57,6 @@ from tools.nnue.features import (
     file_mirror,
     inputs_of,
     pieces,
-    record_pieces,
 )
 from tools.nnue.shards import mean_by_origin, origin_repeats, training_sources
 
@@ -376,10 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     phase_names = [f"{low}-{high - 1}" for low, high in pairwise(HELD_OUT_PIECE_EDGES)]
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
-    phase_ids = np.digitize(record_pieces(records[split:]), HELD_OUT_PIECE_EDGES[1:-1])
     white, black, stm = features(records, layout)
-    bucket = torch.from_numpy(nnue.bucket_of(pieces(white, inputs_of(layout)),
-                                             args.buckets))
+    piece_count = pieces(white, inputs_of(layout))
+    bucket = torch.from_numpy(nnue.bucket_of(piece_count, args.buckets))
+    phase_ids = np.digitize(piece_count[split:], HELD_OUT_PIECE_EDGES[1:-1])
     score = torch.tensor(records["score"].astype(np.float32))
     result_white = torch.tensor(records["result"].astype(np.float32) / 2.0)
     stm_t = torch.tensor(stm)
