@@ -319,12 +319,12 @@ def test_the_trainer_takes_record_files_and_shard_directories_together(
         shards.training_sources([records], None)
 
 
-def test_the_held_out_loss_splits_by_origin() -> None:
-    """Each origin's mean over its own positions, in the order of ``origins``; an origin
-    with no held-out position is left out, not divided by zero."""
+def test_the_held_out_loss_splits_by_group() -> None:
+    """Each group's mean over its own positions (an origin, or a phase), in the order of
+    ``groups``; a group with no held-out position is left out, not divided by zero."""
     errors = np.array([1.0, 3.0, 10.0, 5.0, 20.0])
     ids = np.array([0, 0, 2, 0, 2], dtype=np.int64)
-    assert shards.mean_by_origin(errors, ids, ["pgn", "records", "selfplay"]) == {
+    assert shards.mean_by_group(errors, ids, ["pgn", "records", "selfplay"]) == {
         "pgn": 3.0, "selfplay": 15.0}
 
 

@@ -255,14 +255,15 @@ class TrainingSource:
     origin: str
 
 
-def mean_by_origin(values: npt.NDArray[np.float64], origin_ids: npt.NDArray[np.int64],
-                   origins: Sequence[str]) -> dict[str, float]:
-    """The mean of ``values`` over each origin's positions (``origin_ids`` index ``origins``),
-    for the origins that have any: the trainer's held-out loss per source, so that a net's
-    loss on the bot's own games (``pgn``) shows beside its loss on self-play's."""
-    counts = np.bincount(origin_ids, minlength=len(origins))
-    sums = np.bincount(origin_ids, weights=values, minlength=len(origins))
-    return {origin: float(sums[i] / counts[i]) for i, origin in enumerate(origins) if counts[i]}
+def mean_by_group(values: npt.NDArray[np.float64], group_ids: npt.NDArray[np.int64],
+                  groups: Sequence[str]) -> dict[str, float]:
+    """The mean of ``values`` over each group's positions (``group_ids`` index ``groups``),
+    for the groups that have any: the trainer's held-out loss per origin, so that a net's loss
+    on the bot's own games (``pgn``) shows beside its loss on self-play's, and per phase (the
+    pieces on the board)."""
+    counts = np.bincount(group_ids, minlength=len(groups))
+    sums = np.bincount(group_ids, weights=values, minlength=len(groups))
+    return {group: float(sums[i] / counts[i]) for i, group in enumerate(groups) if counts[i]}
 
 
 def origin_repeats(specs: Sequence[str], origins: Sequence[str]) -> dict[str, int]:

@@ -58,7 +58,7 @@ from tools.nnue.features import (
     inputs_of,
     pieces,
 )
-from tools.nnue.shards import mean_by_origin, origin_repeats, training_sources
+from tools.nnue.shards import mean_by_group, origin_repeats, training_sources
 
 # the engine's net format declares the quantisation scales; the trainer rounds to them
 QA = nnue.QA
@@ -419,10 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 errors.append(errors_of(batch).reshape(-1).cpu().numpy().astype(np.float64))
         error = np.concatenate(errors)
         text = f"validation loss {error.mean():.6f}"
-        by_phase = mean_by_origin(error, phase_ids, phase_names)
+        by_phase = mean_by_group(error, phase_ids, phase_names)
         text += " (pieces " + ", ".join(f"{p} {loss:.6f}" for p, loss in by_phase.items()) + ")"
         if len(origins) > 1:
-            by_origin = mean_by_origin(error, origin_ids, origins)
+            by_origin = mean_by_group(error, origin_ids, origins)
             text += " (" + ", ".join(f"{o} {loss:.6f}" for o, loss in by_origin.items()) + ")"
         return text
 
