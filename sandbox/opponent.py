@@ -75,6 +75,10 @@ class OpponentSettings:
     accept_takebacks: bool = False
     # Play a person of this rating: the engine is set to it (sandbox/strength.py).
     elo: int | None = None
+    # Crazyhouse: drop a piece whenever one is in hand (the engine's best drop, or a random
+    # one), else move as set. An engine may keep its pieces in hand for a whole game; a test
+    # of the other side's drops needs them played.
+    drops_first: bool = False
 
 
 class Opponent:
@@ -353,6 +357,12 @@ class Opponent:
                                  f"{'yes' if accept else 'no'}")
 
     async def _choose(self, board: chess.Board, state: dict[str, Any]) -> str:
+        root_moves = None
+        if self.settings.drops_first:
+            drops = [move for move in board.legal_moves if move.drop is not None]
+            if drops and self._engine is None:
+                return board.uci(self.random.choice(drops))
+            root_moves = drops or None  # the engine's best drop: a random one ends the game
         if self._engine is None:
             return board.uci(self.random.choice(list(board.legal_moves)))
         if self.settings.movetime_s is not None:
@@ -365,7 +375,7 @@ class Opponent:
             limit.nodes = self.strength.nodes
         try:
             async with self._engine_lock:
-                result = await self._engine.play(board, limit)
+                result = await self._engine.play(board, limit, root_moves=root_moves)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
             log.warning("opponent %s: engine failed (%r); playing a random move",
                         self.username, exc)

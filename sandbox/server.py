@@ -263,14 +263,15 @@ class SandboxServer:
         challenge: ChallengeSpec | None = None, movetime_s: float | None = 0.05,
         accept: bool = True, seed: int | None = None, greeting: str | None = None,
         accept_draws: bool = False, accept_takebacks: bool = False,
-        rating: int | None = None,
+        rating: int | None = None, drops_first: bool = False,
     ) -> Opponent:
         """Run a sandbox-side player on `username` (created if missing).
 
         It accepts incoming challenges (if `accept`), challenges `challenge.target` (again
         after every game if `challenge.repeat`), and plays random moves or the moves of the
         UCI engine `engine` (an argv list). With `rating`, the account has that rating in
-        every perf and the engine plays at that strength (sandbox/strength.py).
+        every perf and the engine plays at that strength (sandbox/strength.py). With
+        `drops_first`, a crazyhouse piece in hand is dropped at once (OpponentSettings).
         """
         existing = self.lobby.accounts.by_name(username)
         if existing is None:
@@ -281,7 +282,8 @@ class SandboxServer:
                             OpponentSettings(engine=engine, movetime_s=movetime_s,
                                              accept=accept, challenge=challenge, seed=seed,
                                              greeting=greeting, accept_draws=accept_draws,
-                                             accept_takebacks=accept_takebacks, elo=rating))
+                                             accept_takebacks=accept_takebacks, elo=rating,
+                                             drops_first=drops_first))
         await opponent.start()
         self.opponents.append(opponent)
         return opponent

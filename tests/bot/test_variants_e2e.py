@@ -63,15 +63,17 @@ async def test_a_whole_game_in_every_variant_fairy_stockfish_plays(tmp_path: Pat
     lacking: list[str] = [v for v in LICHESS_VARIANTS if v not in plays]  # Debian's 11.1: atomic
     async with SandboxServer(keepalive_s=0.5, limits=UNLIMITED) as server:
         async with running_bot(server, config, timings=UNBUDGETED) as run:
-            # Random movers, one per variant; crazyhouse against Fairy-Stockfish, so both
-            # sides drop pieces.
+            # Random movers, one per variant; crazyhouse against Fairy-Stockfish, which
+            # captures and then drops whatever it holds at once (left to itself it may keep
+            # its pieces in hand a whole game), so both sides drop pieces.
             for index, variant in enumerate(variants):
                 spec = ChallengeSpec(BOT, 60, 0, variant=variant, repeat=False,
                                      fen=CASTLING_FEN if variant == "fromPosition" else None,
                                      color="white" if index % 2 else "black")
-                engine = [FAIRY_STOCKFISH] if variant == "crazyhouse" else None
+                house = variant == "crazyhouse"
                 await server.start_opponent(f"sparring{index}", challenge=spec, seed=index,
-                                            engine=engine, movetime_s=0.02)
+                                            engine=[FAIRY_STOCKFISH] if house else None,
+                                            movetime_s=0.02, drops_first=house)
             declined = {}
             for variant in lacking:
                 server.add_account(f"asker{variant}", bot=False)

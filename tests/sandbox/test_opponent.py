@@ -6,10 +6,11 @@ import asyncio
 import sys
 from typing import Any
 
+import chess.variant
 import pytest
 
 from sandbox.errors import ApiError
-from sandbox.opponent import ChallengeSpec
+from sandbox.opponent import ChallengeSpec, Opponent, OpponentSettings
 from sandbox.server import SandboxServer
 from tests.sandbox.conftest import Duel, eventually
 from tests.sandbox.spec import GUARD_S, Stream
@@ -160,3 +161,21 @@ async def test_the_opponent_stops_challenging_after_its_games(
     assert scheduled[after_games[0] - 1] == 0.1 / 4  # the first game's end: challenge again
     assert after_games[1] == after_games[0]  # the second's: no more
     assert len(opponent.games_started) == 2
+
+
+async def test_a_drops_first_opponent_drops_what_it_holds() -> None:
+    # White holds a pawn from 1. e4 d5 2. exd5: a drop at once, whatever the seed; black holds
+    # nothing and moves as it otherwise would.
+    holding = chess.variant.CrazyhouseBoard(
+        "rnbqkbnr/ppp1pppp/8/3P4/8/8/PPPP1PPP/RNBQKBNR[P] w KQkq - 0 3")
+    empty_handed = chess.variant.CrazyhouseBoard(
+        "rnbqkbnr/ppp1pppp/8/3P4/8/8/PPPP1PPP/RNBQKBNR[P] b KQkq - 0 2")
+    for seed in range(20):
+        player = Opponent("http://127.0.0.1:9", "token", "sparring", False,
+                          OpponentSettings(seed=seed, drops_first=True))
+        assert "@" in await player._choose(holding, {})
+        assert "@" not in await player._choose(empty_handed, {})
+    plain = [await Opponent("http://127.0.0.1:9", "token", "sparring", False,
+                            OpponentSettings(seed=seed))._choose(holding, {})
+             for seed in range(20)]
+    assert not all("@" in uci for uci in plain)  # a random mover alone need not drop
