@@ -357,14 +357,10 @@ class Opponent:
                                  f"{'yes' if accept else 'no'}")
 
     async def _choose(self, board: chess.Board, state: dict[str, Any]) -> str:
-        root_moves = None
-        if self.settings.drops_first:
-            drops = [move for move in board.legal_moves if move.drop is not None]
-            if drops and self._engine is None:
-                return board.uci(self.random.choice(drops))
-            root_moves = drops or None  # the engine's best drop: a random one ends the game
+        drops = ([move for move in board.legal_moves if move.drop is not None]
+                 if self.settings.drops_first else [])
         if self._engine is None:
-            return board.uci(self.random.choice(list(board.legal_moves)))
+            return board.uci(self.random.choice(drops or list(board.legal_moves)))
         if self.settings.movetime_s is not None:
             limit = chess.engine.Limit(time=self.settings.movetime_s)
         else:
@@ -375,7 +371,8 @@ class Opponent:
             limit.nodes = self.strength.nodes
         try:
             async with self._engine_lock:
-                result = await self._engine.play(board, limit, root_moves=root_moves)
+                # The engine's best drop: a random one ends the game before the other side drops.
+                result = await self._engine.play(board, limit, root_moves=drops or None)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
             log.warning("opponent %s: engine failed (%r); playing a random move",
                         self.username, exc)
