@@ -455,6 +455,34 @@ def test_the_status_scores_each_net_against_each_opponent(
     assert "against ethereal-chess at depth 9, 3000 nodes a move, 8 random plies:" in out
 
 
+def test_one_net_under_two_names_is_one_player(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A candidate copied to the default's name keeps its hash: its runs under both names add
+    up as one net, named by both, and no net is read against itself."""
+    def run_line(run: str, net: str, net_hash: str, wdl: tuple[int, int, int]) -> dict[str, Any]:
+        return {"run": run, "source": "versus", "net": net, "net_hash": net_hash, "nodes": 3000,
+                "opponent": "ethereal-chess", "opponent_limit": "depth 9", "shards": {},
+                "random_plies": 4, "added": 0,
+                "engine_score": dict(zip(factory.OUTCOMES, wdl, strict=True))}
+    for line in [run_line("r1", "old.nnue", "aaaa", (300, 100, 600)),
+                 run_line("r2", "c2.nnue", "bbbb", (200, 100, 200)),
+                 run_line("r3", "new.nnue", "bbbb", (100, 50, 150))]:
+        ledger.append_line(tmp_path, line)
+    scores = ledger.versus_scores(ledger.read_ledger(tmp_path))
+    assert scores[ledger.Matchup("ethereal-chess", "depth 9", 3000, 4)] == {
+        ledger.Player("old.nnue", "aaaa"): (300, 100, 600),
+        ledger.Player("c2.nnue = new.nnue", "bbbb"): (300, 150, 350)}
+    assert factory.main(["status", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "  c2.nnue = new.nnue (bbbb): +300 =150 -350 in 800 games" in out
+    assert "  old.nnue (aaaa): +300 =100 -600 in 1000 games" in out
+    (merged,) = [line for line in out.splitlines() if line.startswith("  c2.nnue = new.nnue")]
+    diff = [round(value) for value in elo_difference_unpaired((300, 150, 350), (300, 100, 600))]
+    assert merged.endswith(f"; against old.nnue (aaaa) {diff[0]:+d} Elo "
+                           f"({diff[1]:+d} .. {diff[2]:+d})")
+    assert "new.nnue (bbbb)" not in out.replace("c2.nnue = new.nnue (bbbb)", "")
+
+
 FAULTY_ENGINE = Path(__file__).with_name("faulty_engine.py")
 
 

@@ -40,7 +40,7 @@ import signal
 import sys
 import time
 import zlib
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -392,15 +392,23 @@ def status(args: argparse.Namespace) -> int:
     print(f"{directory}: {check.scan.positions} positions in {len(good)} shards "
           f"({sealed} sealed, {len(good) - sealed} open; {size / 2**20:.1f} MiB), "
           f"{len(check.scan.bad)} refused")
-    by_evaluation: Counter[str] = Counter()
+    # by the net's hash, not its file's name: a candidate that became the default is one net
+    by_evaluation: Counter[tuple[str, str, str]] = Counter()
+    names: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for shard in good:
         meta = shard.meta
         against = (f" against {meta['opponent']} at {meta.get('opponent_limit', '?')}"
                    if "opponent" in meta else "")
-        by_evaluation[f"{meta.get('source', '?')}: {meta.get('net', '?')} "
-                      f"({meta.get('evaluation', '?')}, K {meta['k']}, "
-                      f"{meta.get('nodes', '?')} nodes){against}"] += len(shard.records)
-    for label, count in sorted(by_evaluation.items()):
+        key = (str(meta.get("source", "?")),
+               f"({meta.get('evaluation', '?')}, K {meta['k']}, {meta.get('nodes', '?')} nodes)",
+               against)
+        by_evaluation[key] += len(shard.records)
+        names[key].add(str(meta.get("net", "?")))
+    labels = []
+    for key, count in by_evaluation.items():
+        source, evaluation, against = key
+        labels.append((f"{source}: {ledger.net_names(names[key])} {evaluation}{against}", count))
+    for label, count in sorted(labels):
         print(f"  {count:>10}  {label}")
     lines = check.lines
     seconds = sum(float(line.get("seconds", 0)) for line in lines)

@@ -93,19 +93,30 @@ def versus_scores(lines: list[dict[str, Any]]) -> dict[Matchup, dict[Player, tup
     """The engine's (wins, draws, losses) by matchup and net, summed over the runs against an
     opponent that wrote their line: thousands of games at a fixed node count, a cheap measure
     of a net against that opponent beside the data it makes."""
-    scores: dict[Matchup, dict[Player, tuple[int, int, int]]] = defaultdict(dict)
+    by_hash: dict[Matchup, dict[str, tuple[int, int, int]]] = defaultdict(dict)
+    names: dict[str, set[str]] = defaultdict(set)
     for line in lines:
         score = line.get("engine_score")
         if line.get("source") != "versus" or not isinstance(score, dict):
             continue
         matchup = Matchup(str(line.get("opponent", "?")), str(line.get("opponent_limit", "?")),
                           int(line.get("nodes", 0)), int(line.get("random_plies", -1)))
-        player = Player(str(line.get("net", "?")), str(line.get("net_hash", "?")))
-        wins, draws, losses = scores[matchup].get(player, (0, 0, 0))
-        scores[matchup][player] = (wins + int(score.get("win", 0)),
-                                   draws + int(score.get("draw", 0)),
-                                   losses + int(score.get("loss", 0)))
-    return dict(scores)
+        # a net is its weights: one file copied under another name (a candidate that became
+        # the default) is one player, named by all its names
+        net_hash = str(line.get("net_hash", "?"))
+        names[net_hash].add(str(line.get("net", "?")))
+        wins, draws, losses = by_hash[matchup].get(net_hash, (0, 0, 0))
+        by_hash[matchup][net_hash] = (wins + int(score.get("win", 0)),
+                                      draws + int(score.get("draw", 0)),
+                                      losses + int(score.get("loss", 0)))
+    return {matchup: {Player(net_names(names[net_hash]), net_hash): wdl
+                      for net_hash, wdl in players.items()}
+            for matchup, players in by_hash.items()}
+
+
+def net_names(names: set[str]) -> str:
+    """The names one net was played under, as one name: "c16c.nnue = kibitz-14.nnue"."""
+    return " = ".join(sorted(names))
 
 
 @dataclass
