@@ -466,12 +466,15 @@ def test_one_net_under_two_names_is_one_player(
                 "engine_score": dict(zip(factory.OUTCOMES, wdl, strict=True))}
     for line in [run_line("r1", "old.nnue", "aaaa", (300, 100, 600)),
                  run_line("r2", "c2.nnue", "bbbb", (200, 100, 200)),
-                 run_line("r3", "new.nnue", "bbbb", (100, 50, 150))]:
+                 run_line("r3", "new.nnue", "bbbb", (100, 50, 150)),
+                 run_line("r4", "x.nnue", "?", (1, 0, 0)),
+                 run_line("r5", "y.nnue", "?", (0, 0, 1))]:
         ledger.append_line(tmp_path, line)
     scores = ledger.versus_scores(ledger.read_ledger(tmp_path))
     assert scores[ledger.Matchup("ethereal-chess", "depth 9", 3000, 4)] == {
         ledger.Player("old.nnue", "aaaa"): (300, 100, 600),
-        ledger.Player("c2.nnue = new.nnue", "bbbb"): (300, 150, 350)}
+        ledger.Player("c2.nnue = new.nnue", "bbbb"): (300, 150, 350),
+        ledger.Player("x.nnue", "?"): (1, 0, 0), ledger.Player("y.nnue", "?"): (0, 0, 1)}
     assert factory.main(["status", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "  c2.nnue = new.nnue (bbbb): +300 =150 -350 in 800 games" in out

@@ -399,9 +399,10 @@ def status(args: argparse.Namespace) -> int:
         meta = shard.meta
         against = (f" against {meta['opponent']} at {meta.get('opponent_limit', '?')}"
                    if "opponent" in meta else "")
+        # a shard without its evaluation named is keyed by its net's name as well
+        evaluation = str(meta.get("evaluation", f"? {meta.get('net', '?')}"))
         key = (str(meta.get("source", "?")),
-               f"({meta.get('evaluation', '?')}, K {meta['k']}, {meta.get('nodes', '?')} nodes)",
-               against)
+               f"({evaluation}, K {meta['k']}, {meta.get('nodes', '?')} nodes)", against)
         by_evaluation[key] += len(shard.records)
         names[key].add(str(meta.get("net", "?")))
     labels = []

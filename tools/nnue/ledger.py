@@ -95,6 +95,7 @@ def versus_scores(lines: list[dict[str, Any]]) -> dict[Matchup, dict[Player, tup
     of a net against that opponent beside the data it makes."""
     by_hash: dict[Matchup, dict[str, tuple[int, int, int]]] = defaultdict(dict)
     names: dict[str, set[str]] = defaultdict(set)
+    hashes: set[str] = set()
     for line in lines:
         score = line.get("engine_score")
         if line.get("source") != "versus" or not isinstance(score, dict):
@@ -102,15 +103,20 @@ def versus_scores(lines: list[dict[str, Any]]) -> dict[Matchup, dict[Player, tup
         matchup = Matchup(str(line.get("opponent", "?")), str(line.get("opponent_limit", "?")),
                           int(line.get("nodes", 0)), int(line.get("random_plies", -1)))
         # a net is its weights: one file copied under another name (a candidate that became
-        # the default) is one player, named by all its names
+        # the default) is one player, named by all its names; a line without a hash is keyed
+        # by its name, so that unknown nets stay apart
+        name = str(line.get("net", "?"))
         net_hash = str(line.get("net_hash", "?"))
-        names[net_hash].add(str(line.get("net", "?")))
-        wins, draws, losses = by_hash[matchup].get(net_hash, (0, 0, 0))
-        by_hash[matchup][net_hash] = (wins + int(score.get("win", 0)),
-                                      draws + int(score.get("draw", 0)),
-                                      losses + int(score.get("loss", 0)))
-    return {matchup: {Player(net_names(names[net_hash]), net_hash): wdl
-                      for net_hash, wdl in players.items()}
+        key = net_hash if net_hash != "?" else f"{name} ?"
+        if net_hash != "?":
+            hashes.add(net_hash)
+        names[key].add(name)
+        wins, draws, losses = by_hash[matchup].get(key, (0, 0, 0))
+        by_hash[matchup][key] = (wins + int(score.get("win", 0)),
+                                 draws + int(score.get("draw", 0)),
+                                 losses + int(score.get("loss", 0)))
+    return {matchup: {Player(net_names(names[key]), key if key in hashes else "?"): wdl
+                      for key, wdl in players.items()}
             for matchup, players in by_hash.items()}
 
 
