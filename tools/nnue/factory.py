@@ -392,23 +392,22 @@ def status(args: argparse.Namespace) -> int:
     print(f"{directory}: {check.scan.positions} positions in {len(good)} shards "
           f"({sealed} sealed, {len(good) - sealed} open; {size / 2**20:.1f} MiB), "
           f"{len(check.scan.bad)} refused")
-    # by the net's hash, not its file's name: a candidate that became the default is one net
+    # by the net's hash (in its evaluation), not its file's name: a candidate that became the
+    # default is one net; a shard without its evaluation named is keyed by its name as well
     by_evaluation: Counter[tuple[str, str, str]] = Counter()
     names: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for shard in good:
         meta = shard.meta
+        name = str(meta.get("net", "?"))
         against = (f" against {meta['opponent']} at {meta.get('opponent_limit', '?')}"
                    if "opponent" in meta else "")
-        # a shard without its evaluation named is keyed by its net's name as well
-        evaluation = str(meta.get("evaluation", f"? {meta.get('net', '?')}"))
-        key = (str(meta.get("source", "?")),
-               f"({evaluation}, K {meta['k']}, {meta.get('nodes', '?')} nodes)", against)
+        key = (f"{meta.get('source', '?')}: ",
+               f" ({meta.get('evaluation', '?')}, K {meta['k']}, {meta.get('nodes', '?')} nodes)"
+               f"{against}", "" if "evaluation" in meta else name)
         by_evaluation[key] += len(shard.records)
-        names[key].add(str(meta.get("net", "?")))
-    labels = []
-    for key, count in by_evaluation.items():
-        source, evaluation, against = key
-        labels.append((f"{source}: {ledger.net_names(names[key])} {evaluation}{against}", count))
+        names[key].add(name)
+    labels = [(f"{key[0]}{ledger.net_names(names[key])}{key[1]}", count)
+              for key, count in by_evaluation.items()]
     for label, count in sorted(labels):
         print(f"  {count:>10}  {label}")
     lines = check.lines

@@ -93,31 +93,27 @@ def versus_scores(lines: list[dict[str, Any]]) -> dict[Matchup, dict[Player, tup
     """The engine's (wins, draws, losses) by matchup and net, summed over the runs against an
     opponent that wrote their line: thousands of games at a fixed node count, a cheap measure
     of a net against that opponent beside the data it makes."""
-    by_hash: dict[Matchup, dict[str, tuple[int, int, int]]] = defaultdict(dict)
-    names: dict[str, set[str]] = defaultdict(set)
-    hashes: set[str] = set()
+    # a net is its weights: one file copied under another name (a candidate that became the
+    # default) is one player, named by all its names; a line without a hash is keyed by its
+    # name as well, so that unknown nets stay apart
+    by_net: dict[Matchup, dict[tuple[str, str], tuple[int, int, int]]] = defaultdict(dict)
+    names: dict[tuple[str, str], set[str]] = defaultdict(set)
     for line in lines:
         score = line.get("engine_score")
         if line.get("source") != "versus" or not isinstance(score, dict):
             continue
         matchup = Matchup(str(line.get("opponent", "?")), str(line.get("opponent_limit", "?")),
                           int(line.get("nodes", 0)), int(line.get("random_plies", -1)))
-        # a net is its weights: one file copied under another name (a candidate that became
-        # the default) is one player, named by all its names; a line without a hash is keyed
-        # by its name, so that unknown nets stay apart
         name = str(line.get("net", "?"))
         net_hash = str(line.get("net_hash", "?"))
-        key = net_hash if net_hash != "?" else f"{name} ?"
-        if net_hash != "?":
-            hashes.add(net_hash)
+        key = (net_hash, name if net_hash == "?" else "")
         names[key].add(name)
-        wins, draws, losses = by_hash[matchup].get(key, (0, 0, 0))
-        by_hash[matchup][key] = (wins + int(score.get("win", 0)),
-                                 draws + int(score.get("draw", 0)),
-                                 losses + int(score.get("loss", 0)))
-    return {matchup: {Player(net_names(names[key]), key if key in hashes else "?"): wdl
-                      for key, wdl in players.items()}
-            for matchup, players in by_hash.items()}
+        wins, draws, losses = by_net[matchup].get(key, (0, 0, 0))
+        by_net[matchup][key] = (wins + int(score.get("win", 0)),
+                                draws + int(score.get("draw", 0)),
+                                losses + int(score.get("loss", 0)))
+    return {matchup: {Player(net_names(names[key]), key[0]): wdl for key, wdl in players.items()}
+            for matchup, players in by_net.items()}
 
 
 def net_names(names: set[str]) -> str:
