@@ -14,6 +14,8 @@ import chess.pgn
 import numpy as np
 import pytest
 
+from engine.params import DEFAULT_EVAL_FILE
+from tests.engine.conftest import random_net
 from tools.common.referee import elo_difference_unpaired, elo_estimate
 from tools.nnue import factory, from_pgn, ledger, merge, shards
 from tools.nnue.data import decode_board, encode
@@ -484,6 +486,63 @@ def test_one_net_under_two_names_is_one_player(
     assert merged.endswith(f"; against old.nnue (aaaa) {diff[0]:+d} Elo "
                            f"({diff[1]:+d} .. {diff[2]:+d})")
     assert "new.nnue (bbbb)" not in out.replace("c2.nnue = new.nnue (bbbb)", "")
+
+
+def test_the_status_reads_each_net_against_the_default_or_the_reference(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A candidate is read against the net it would replace, the engine's default net, though
+    an older net played more games; ``--reference`` names another; a reference that has not
+    played there leaves the net that played most; a reference that is no net is an error."""
+    default_hash = factory.evaluation(DEFAULT_EVAL_FILE).hash
+    older = random_net(tmp_path / "older.nnue", seed=3, hidden=8).net.hash
+    unplayed = tmp_path / "unplayed.nnue"
+    random_net(unplayed, seed=5, hidden=8)
+    assert len({default_hash, older}) == 2
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def run_line(run: str, net: str, net_hash: str, wdl: tuple[int, int, int]) -> dict[str, Any]:
+        return {"run": run, "source": "versus", "net": net, "net_hash": net_hash, "nodes": 3000,
+                "opponent": "ethereal-chess", "opponent_limit": "depth 9", "shards": {},
+                "random_plies": 4, "added": 0,
+                "engine_score": dict(zip(factory.OUTCOMES, wdl, strict=True))}
+    most, default, candidate = (300, 100, 600), (200, 100, 300), (250, 100, 250)
+    for line in [run_line("r1", "older.nnue", older, most),
+                 run_line("r2", DEFAULT_EVAL_FILE, default_hash, default),
+                 run_line("r3", "cand.nnue", "cccc", candidate)]:
+        ledger.append_line(data, line)
+
+    def against(out: str, net: str) -> str:
+        (row,) = [row for row in out.splitlines() if row.startswith(f"  {net} (")]
+        return row.split("; against ", 1)[1] if "; against " in row else ""
+
+    def elo(wdl: tuple[int, int, int], reference: tuple[int, int, int]) -> str:
+        diff = [round(value) for value in elo_difference_unpaired(wdl, reference)]
+        return f"{diff[0]:+d} Elo ({diff[1]:+d} .. {diff[2]:+d})"
+
+    assert factory.main(["status", "--dir", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert against(out, DEFAULT_EVAL_FILE) == ""
+    assert against(out, "cand.nnue") == f"{DEFAULT_EVAL_FILE} ({default_hash}) " + elo(
+        candidate, default)
+    assert against(out, "older.nnue") == f"{DEFAULT_EVAL_FILE} ({default_hash}) " + elo(
+        most, default)
+
+    older_path = str(tmp_path / "older.nnue")
+    assert factory.main(["status", "--dir", str(data), "--reference", older_path]) == 0
+    out = capsys.readouterr().out
+    assert against(out, "older.nnue") == ""
+    assert against(out, "cand.nnue") == f"older.nnue ({older}) " + elo(candidate, most)
+
+    # a reference without games there: the net with the most games is the one read against
+    assert factory.main(["status", "--dir", str(data), "--reference", str(unplayed)]) == 0
+    out = capsys.readouterr().out
+    assert against(out, "older.nnue") == ""
+    assert against(out, "cand.nnue") == f"older.nnue ({older}) " + elo(candidate, most)
+
+    missing = tmp_path / "no-such.nnue"
+    with pytest.raises(SystemExit, match=r"--reference: .*no-such\.nnue"):
+        factory.main(["status", "--dir", str(data), "--reference", str(missing)])
 
 
 FAULTY_ENGINE = Path(__file__).with_name("faulty_engine.py")

@@ -6,8 +6,9 @@ says otherwise) and appends each finished game to a shard of its own (``tools.nn
 so the run may be killed at any moment and loses only the games in flight.  It stops after
 ``--seconds`` (or ``--games`` per job), on SIGTERM or Ctrl-C, seals its shards and writes its
 line in the ledger (``tools.nnue.ledger``).  ``status`` prints the directory's totals, the
-engine's score by net against each opponent, and any mismatch with the ledger (exit status 1
-when there is one).
+engine's score by net against each opponent (each net read against the engine's default net
+there, or ``--reference NET``'s), and any mismatch with the ledger (exit status 1 when there
+is one).
 
     make datagen DATAGEN_S=3600 JOBS=1       # nice'd, with a timeout as the hard bound
     make datagen-status
@@ -124,7 +125,7 @@ class Evaluation:
         return f"net {self.hash}" if self.hash else "hand-written"
 
 
-def evaluation(eval_file: str) -> Evaluation:
+def evaluation(eval_file: str, option: str = "--evalfile") -> Evaluation:
     if not eval_file:
         return Evaluation("", "hand-written", "", HAND_WRITTEN_K_CP)
     from engine.nnue import NetFileError, read_net
@@ -132,7 +133,7 @@ def evaluation(eval_file: str) -> Evaluation:
     try:
         data, net = read_net(eval_file)
     except NetFileError as exc:
-        raise SystemExit(f"--evalfile: {exc}") from None
+        raise SystemExit(f"{option}: {exc}") from None
     return Evaluation(eval_file, Path(eval_file).name, net.hash, net.scale, data)
 
 
@@ -377,6 +378,15 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _reference_hash(reference: str | None) -> str:
+    """The hash of the net ``status`` reads the others against (default: the engine's)."""
+    if reference is None:
+        from engine.params import DEFAULT_EVAL_FILE
+
+        reference = DEFAULT_EVAL_FILE
+    return evaluation(reference, "--reference").hash
+
+
 def status(args: argparse.Namespace) -> int:
     directory = args.dir.expanduser().resolve()
     if not directory.exists():
@@ -426,7 +436,7 @@ def status(args: argparse.Namespace) -> int:
               f"{last.get('net')} {last.get('net_hash')}"
               + (f", merged from {last['merged'].get('from')}"
                  if isinstance(last.get("merged"), dict) else ""))
-    print_versus_scores(lines)
+    print_versus_scores(lines, _reference_hash(args.reference))
     if check.unledgered:
         print(f"not yet in the ledger: {sum(check.unledgered.values())} positions in "
               f"{len(check.unledgered)} shard(s)")
@@ -444,15 +454,18 @@ def _elo_text(estimate: tuple[float, float, float]) -> str:
     return f"{elo:+d} Elo ({low:+d} .. {high:+d})"
 
 
-def print_versus_scores(lines: list[dict[str, Any]]) -> None:
+def print_versus_scores(lines: list[dict[str, Any]], reference_hash: str = "") -> None:
     """The engine's score by net against each opponent, from the ledger, and each net's Elo
-    against the one that played most there (its games unpaired: other openings)."""
+    against the reference net (by its hash) where it played, else against the one that played
+    most there (its games unpaired: other openings)."""
     for matchup, players in sorted(ledger.versus_scores(lines).items(),
                                    key=lambda item: str(item[0])):
         played = [(player, wdl) for player, wdl in players.items() if sum(wdl)]
         if not played:
             continue
-        played.sort(key=lambda item: -sum(item[1]))
+        # the reference first, then by games: a candidate is read against the net it would
+        # replace, which need not be the one with the most games
+        played.sort(key=lambda item: (item[0].net_hash != reference_hash, -sum(item[1])))
         openings = (f", {matchup.random_plies} random plies" if matchup.random_plies >= 0
                     else "")
         print(f"against {matchup.opponent} at {matchup.opponent_limit}, "
@@ -518,6 +531,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for sub in (run_parser, status_parser, describe_parser):
         sub.add_argument("--dir", type=Path, default=DEFAULT_DIR,
                          help=f"the data directory (default {DEFAULT_DIR})")
+    status_parser.add_argument("--reference", metavar="NET", default=None,
+                               help="read each net's score against an opponent against this "
+                                    "net's there (a path, or the name of a shipped net; "
+                                    "default: the engine's); where it has not played, against "
+                                    "the net that played most")
     run_parser.add_argument("--jobs", type=int, default=1, help="processes, one per core")
     run_parser.add_argument("--nodes", type=int, default=DEFAULT_NODES, help="nodes per move")
     run_parser.add_argument("--random-plies", type=int, default=DEFAULT_RANDOM_PLIES,
