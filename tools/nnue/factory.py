@@ -454,10 +454,10 @@ def _elo_text(estimate: tuple[float, float, float]) -> str:
     return f"{elo:+d} Elo ({low:+d} .. {high:+d})"
 
 
-def print_versus_scores(lines: list[dict[str, Any]], reference_hash: str = "") -> None:
+def print_versus_scores(lines: list[dict[str, Any]], reference_hash: str) -> None:
     """The engine's score by net against each opponent, from the ledger, and each net's Elo
-    against the reference net (by its hash) where it played, else against the one that played
-    most there (its games unpaired: other openings)."""
+    against the reference net (by its hash; "" is the hand-written evaluation's) where it
+    played, else against the one that played most there (its games unpaired: other openings)."""
     for matchup, players in sorted(ledger.versus_scores(lines).items(),
                                    key=lambda item: str(item[0])):
         played = [(player, wdl) for player, wdl in players.items() if sum(wdl)]
