@@ -420,6 +420,74 @@ def test_a_run_against_another_engine_keeps_its_source_and_score(
     assert "against kibitz at 50 nodes" in capsys.readouterr().out
 
 
+def test_a_run_shares_its_time_between_the_opponent_and_self_play(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--opponent-share``: the games against the opponent first, then self-play, as two
+    runs with a ledger line each (one matchup a line), their shards named by their source."""
+    data = tmp_path / "data"
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
+         "--nodes", "100", "--games", "1", "--seconds", "3600", "--opponent", "kibitz",
+         "--opponent-nodes", "50", "--opponent-option", "Hash=4", "--opponent-share", "0.3"],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stdout + run.stderr
+    versus, selfplay = ledger.read_ledger(data)
+    assert versus["source"] == "versus" and versus["opponent"] == "kibitz"
+    assert sum(versus["engine_score"].values()) == 1
+    assert selfplay["source"] == "selfplay" and "opponent" not in selfplay
+    assert selfplay["run"] != versus["run"] and selfplay["start"] >= versus["end"]
+    assert selfplay["ledger_total"] == versus["added"]  # the second found the first's shards
+    for line in (versus, selfplay):
+        assert line["games"] == 1 and line["added"] == sum(line["shards"].values()) > 0
+        for name in line["shards"]:
+            assert shards.read_shard(data / name).meta["source"] == line["source"]
+    assert factory.main(["status", "--dir", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert f"total {versus['added'] + selfplay['added']} positions" in out
+    assert "no mismatch" in out
+
+
+def test_a_run_stopped_against_the_opponent_starts_no_self_play(tmp_path: Path) -> None:
+    """SIGTERM in the first part: that run seals its shards and writes its line, and the
+    self-play part does not start in the time left."""
+    data = tmp_path / "data"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
+         "--nodes", "100", "--seconds", "3600", "--opponent", "kibitz", "--opponent-nodes", "50",
+         "--opponent-option", "Hash=4", "--opponent-share", "0.5"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    assert process.stdout is not None
+    lines = []
+    for text in process.stdout:
+        lines.append(text)
+        if text.startswith(factory.FIRST_GAME_LINE):
+            break
+    process.send_signal(signal.SIGTERM)
+    try:  # a self-play part started after the stop would run for half an hour
+        lines.append(process.communicate(timeout=600)[0])
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise AssertionError("the run went on after SIGTERM: " + "".join(lines)) from None
+    assert process.returncode == 0, "".join(lines)
+    (line,) = ledger.read_ledger(data)
+    assert line["source"] == "versus" and line["added"] > 0
+    assert not list(data.glob(f"*{shards.OPEN_SUFFIX}"))
+
+
+@pytest.mark.parametrize("args, wrong", [
+    (["--seconds", "60", "--opponent-share", "0.5"], "needs --opponent"),
+    (["--opponent", "kibitz", "--opponent-share", "0.5"], "needs --opponent and --seconds"),
+    (["--seconds", "60", "--opponent", "kibitz", "--opponent-share", "1"], "between 0 and 1"),
+    (["--seconds", "60", "--opponent", "kibitz", "--opponent-share", "0"], "between 0 and 1"),
+])
+def test_an_opponent_share_without_its_opponent_or_time_is_refused(
+        tmp_path: Path, args: list[str], wrong: str) -> None:
+    with pytest.raises(SystemExit, match=wrong):
+        factory.main(["run", "--dir", str(tmp_path / "data"), *args])
+    assert not (tmp_path / "data").exists()
+
+
 def test_the_status_scores_each_net_against_each_opponent(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The runs against an opponent add up by net and setting; each net is read against the

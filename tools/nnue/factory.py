@@ -26,6 +26,9 @@ The engine still searches every position for its label.  The ledger line keeps t
 wins, draws and losses.  Ethereal 12 ignores ``go nodes``: give it a depth.
 
     make datagen DATAGEN_ARGS="--opponent ethereal-chess --opponent-depth 9"
+
+``--opponent-share F`` with ``--seconds``: that share of the time against the opponent, then
+self-play for the rest, as two runs (``phases``).
 """
 
 from __future__ import annotations
@@ -284,7 +287,9 @@ def _worker(directory: str, stem: str, meta: dict[str, Any], seed: int, nodes: i
             opponent.close()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> bool:
+    """One run: its players until its time, its games or a stop; True when it was stopped
+    (SIGTERM or Ctrl-C), so that no later phase starts."""
     directory = data_dir(args.dir)
     ev = evaluation(args.evalfile)
     spec: EngineSpec | None = args.opponent_spec
@@ -319,6 +324,7 @@ def run(args: argparse.Namespace) -> int:
         play_cpu_s = [0.0] * args.jobs  # each job's CPU time in the games it finished
         played = [0] * args.jobs
         outcomes: Counter[str] = Counter()
+        stopped = False
         deadline = start.started_s + args.seconds if args.seconds else None
         last_report = time.monotonic()
         previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
@@ -343,6 +349,7 @@ def run(args: argparse.Namespace) -> int:
                     print(f"{utc_now()} {games} games, {done} positions "
                           f"({rate:.0f} positions/hour)", flush=True)
         except KeyboardInterrupt:
+            stopped = True
             print("stopping", flush=True)
         finally:
             for worker in workers:
@@ -369,7 +376,25 @@ def run(args: argparse.Namespace) -> int:
         score = versus["engine_score"]
         print(f"against {spec.name} at {args.opponent_limit}: {score['win']} won, "
               f"{score['draw']} drawn, {score['loss']} lost", flush=True)
-    return 0
+    return stopped
+
+
+def phases(args: argparse.Namespace) -> Iterator[argparse.Namespace]:
+    """The runs of one ``run`` command: one, or with ``--opponent-share`` two, the games
+    against the opponent first (its share of ``--seconds``), then self-play until the
+    command's deadline. Two runs, two ledger lines: a line keeps one net and one matchup, so
+    the status's scores against the opponent stay whole. The best net so far learnt from
+    both kinds of game (self-play and about a fifth of its positions against Ethereal); the
+    games against the opponent also keep the default net's score there, which the status
+    reads every candidate against."""
+    if args.opponent_share is None:
+        yield args
+        return
+    deadline_s = time.monotonic() + args.seconds
+    yield argparse.Namespace(**{**vars(args), "seconds": args.seconds * args.opponent_share})
+    left_s = deadline_s - time.monotonic()
+    if left_s > 0:
+        yield argparse.Namespace(**{**vars(args), "seconds": left_s, "opponent_spec": None})
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:
@@ -560,6 +585,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_parser.add_argument("--opponent-option", metavar="NAME=VALUE", action="append",
                             type=parse_option, default=[],
                             help="a UCI option of the opponent (repeatable)")
+    run_parser.add_argument("--opponent-share", metavar="FRACTION", type=float, default=None,
+                            help="spend this share of --seconds against --opponent, then "
+                                 "self-play for the rest (two runs, two ledger lines)")
     args = parser.parse_args(argv)
     if args.command == "status":
         return status(args)
@@ -580,7 +608,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.opponent_limit = OpponentLimit(args.opponent_nodes, args.opponent_depth)
     except ValueError:
         raise SystemExit("--opponent-nodes and --opponent-depth must be positive") from None
-    return run(args)
+    if args.opponent_share is not None and not (
+            args.opponent_spec is not None and args.seconds > 0 and 0 < args.opponent_share < 1):
+        raise SystemExit(f"--opponent-share {args.opponent_share}: needs --opponent and "
+                         f"--seconds, and a share between 0 and 1 (both excluded)")
+    for phase in phases(args):
+        if run(phase):
+            break  # stopped: the time left is not the next phase's
+    return 0
 
 
 def opponent_spec(engine: str | None, options: list[tuple[str, str]]) -> EngineSpec | None:
