@@ -4,7 +4,11 @@ The match tool's 32 named openings repeat every 64 games, so an SPRT of a thousa
 more plays each of them dozens of times and its games are far from independent.  This tool
 widens them: each position is one of the named openings followed by a few random legal
 plies, kept only when a short search by the built-in engine finds it balanced (no mate, the
-score within ``--max-cp``) and it is new.  One FEN per line, in a seeded, shuffled order::
+score within ``--max-cp``) and it is new.  The check searches with the hand-written evaluation,
+never a net: a seed's book is then the same file whatever net is the default, on any machine,
+so a match from it compares with every earlier one from the same seed (with a net as the
+check, a new default would change most of the book).  One FEN per line, in a seeded, shuffled
+order::
 
     python -m tools.match.make_openings --out /tmp/book.epd --count 4000
     python -m tools.match --openings /tmp/book.epd ...
@@ -48,7 +52,7 @@ def balanced_score_cp(searcher: Searcher, board: chess.Board, depth: int) -> int
 
 def make_book(count: int, seed: int, plies: int, depth: int, max_cp: int) -> list[str]:
     rng = random.Random(seed)
-    searcher = Searcher(HASH_MB)
+    searcher = Searcher(HASH_MB)  # no net: the hand-written evaluation (the module's docstring)
     seen: set[str] = set()
     book: list[str] = []
     while len(book) < count:
