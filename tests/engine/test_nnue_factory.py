@@ -145,11 +145,11 @@ def test_the_status_of_a_new_machine_is_no_data_not_an_error(
         factory.main(["status", "--dir", str(missing)])
 
 
-def _started_run(directory: Path) -> subprocess.Popen[str]:
-    """A run in a session of its own, returned once its first game is on disk."""
+def _started(run_args: list[str]) -> tuple[subprocess.Popen[str], list[str]]:
+    """``factory run`` with these arguments in a session of its own, returned with the lines
+    it printed once its first game is on disk."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(directory),
-         "--jobs", "1", "--nodes", "100", "--evalfile", ""],
+        [sys.executable, "-m", "tools.nnue.factory", "run", *run_args],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)
     assert process.stdout is not None
@@ -157,10 +157,16 @@ def _started_run(directory: Path) -> subprocess.Popen[str]:
     for text in process.stdout:  # each line an event; ends when the run does
         lines.append(text)
         if text.startswith(factory.FIRST_GAME_LINE):
-            return process
+            return process, lines
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     raise AssertionError("the run ended before its first game: " + "".join(lines))
+
+
+def _started_run(directory: Path) -> subprocess.Popen[str]:
+    """A self-play run with the hand-written evaluation, once its first game is on disk."""
+    return _started(["--dir", str(directory), "--jobs", "1", "--nodes", "100",
+                     "--evalfile", ""])[0]
 
 
 def test_a_killed_run_leaves_a_consistent_directory(tmp_path: Path,
@@ -451,18 +457,10 @@ def test_a_run_stopped_against_the_opponent_starts_no_self_play(tmp_path: Path) 
     """SIGTERM in the first part: that run seals its shards and writes its line, and the
     self-play part does not start in the time left."""
     data = tmp_path / "data"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
-         "--nodes", "100", "--seconds", "3600", "--opponent", "kibitz", "--opponent-nodes", "50",
-         "--opponent-option", "Hash=4", "--opponent-share", "0.5"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
-    assert process.stdout is not None
-    lines = []
-    for text in process.stdout:
-        lines.append(text)
-        if text.startswith(factory.FIRST_GAME_LINE):
-            break
+    process, lines = _started(
+        ["--dir", str(data), "--jobs", "1", "--nodes", "100", "--seconds", "3600",
+         "--opponent", "kibitz", "--opponent-nodes", "50", "--opponent-option", "Hash=4",
+         "--opponent-share", "0.5"])
     process.send_signal(signal.SIGTERM)
     try:  # a self-play part started after the stop would run for half an hour
         lines.append(process.communicate(timeout=600)[0])
@@ -634,18 +632,11 @@ def test_a_stopped_run_closes_its_opponents(tmp_path: Path) -> None:
     """SIGTERM to the run alone (``kill PID``): its jobs send their opponents ``quit`` on
     the way out, so an engine that does not end at the end of its input is not left running."""
     data = tmp_path / "data"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
-         "--nodes", "100", "--opponent", f"{sys.executable} {FAULTY_ENGINE} stubborn {tmp_path}"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
-    assert process.stdout is not None
-    lines = []
-    for text in process.stdout:
-        lines.append(text)
-        if text.startswith(factory.FIRST_GAME_LINE):
-            break
+    process, lines = _started(
+        ["--dir", str(data), "--jobs", "1", "--nodes", "100",
+         "--opponent", f"{sys.executable} {FAULTY_ENGINE} stubborn {tmp_path}"])
     process.send_signal(signal.SIGTERM)
+    assert process.stdout is not None
     lines.append(process.stdout.read())
     assert process.wait() == 0, "".join(lines)
     left = _processes_running(str(tmp_path))
