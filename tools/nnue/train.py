@@ -14,8 +14,9 @@ share of the games' positions is never trained on and its loss is printed after 
 and each origin's beside it when the data mixes them (self-play shards, the bot's games from
 ``tools.nnue.from_pgn``, plain record files).
 The file's centipawn scale is then fitted to the hand-written evaluation's on the held-out positions
-(``tools.nnue.scale``): the search's margins are in those centipawns.  Runs on a GPU when
-one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never does.
+(``tools.nnue.scale``): the search's margins are in those centipawns (``--keep-scale``
+writes the ``--init`` net's instead, the scale a fine-tune's data was played at).  Runs on a
+GPU when one is at hand.  Needs PyTorch (``make train`` makes its venv); the engine never does.
 
     make train DATA=~/kibitz-data/gen0.bin NET=/tmp/kibitz.nnue ARGS='--hidden 128'
 
@@ -284,10 +285,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="start from this net file (or the name of a net in engine/nets/): "
                              "its activation replaces --activation, and its N is the "
                              "least --hidden (a larger one widens it: see load_init)")
-    parser.add_argument("--no-fit-scale", dest="fit_scale", action="store_false",
-                        help=f"write the centipawn scale {SCALE} instead of fitting it to the "
-                             "hand-written evaluation's on the held-out positions "
-                             "(tools.nnue.scale)")
+    scaling = parser.add_mutually_exclusive_group()
+    scaling.add_argument("--no-fit-scale", dest="fit_scale", action="store_false",
+                         help=f"write the centipawn scale {SCALE} instead of fitting it to the "
+                              "hand-written evaluation's on the held-out positions "
+                              "(tools.nnue.scale)")
+    # A fine-tune's positions were played (and labelled, K) at the --init net's scale; a refit
+    # on one session's held-out positions moved it 153 -> 146..148, a change of its own that
+    # the factory's measure could not tell from the weights' (docs/RESULTS.md).
+    scaling.add_argument("--keep-scale", action="store_true",
+                         help="write the --init net's centipawn scale instead of fitting it: "
+                              "a fine-tune is then read at the scale its data was played at")
     parser.add_argument("--repeat", metavar="ORIGIN=N", action="append", default=[],
                         help="see the training positions of this origin (selfplay, versus, "
                              "pgn, records) N times an epoch, the held-out ones once "
@@ -326,6 +334,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"output buckets (a net of one may be split into any number)")
     elif args.output_only:
         raise SystemExit("--output-only needs --init: the feature transformer it keeps")
+    elif args.keep_scale:
+        raise SystemExit("--keep-scale needs --init: the scale it keeps")
     args.hidden = DEFAULT_HIDDEN if args.hidden is None else args.hidden
     args.buckets = 1 if args.buckets is None else args.buckets
     if not 1 <= args.buckets <= nnue.MAX_BUCKETS:
@@ -466,7 +476,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{time.monotonic() - started:.1f} s", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(export(model, activation))
-    if args.fit_scale:
+    if args.keep_scale:
+        assert init is not None
+        args.out.write_bytes(nnue_scale.with_scale(args.out.read_bytes(), init.scale))
+        print(f"scale {init.scale} cp per unit: the --init net's (--keep-scale)")
+    elif args.fit_scale:
         fit = nnue_scale.fit_scale(nnue.load_net(args.out), nnue_scale.sample(records[split:]))
         args.out.write_bytes(nnue_scale.with_scale(args.out.read_bytes(), fit.scale))
         print(f"scale {fit.scale} cp per unit: at {fit.old_scale} the net scored {fit.slope:.3f} "
