@@ -443,7 +443,8 @@ def test_pooling_names_a_log_it_cannot_read(
 
 def test_a_test_goes_on_from_the_openings_it_has_not_played(tmp_path: Path) -> None:
     """``--skip-openings N``: the first pair plays the book's opening N + 1 (both colours),
-    named by its line, and a count the book cannot give is refused before any game."""
+    named by its line, the next pair wraps round to the book's first, and a count the book
+    cannot give is refused before any game."""
     first_move = f"{sys.executable} {Path(__file__).with_name('first_move_engine.py')}"
     book = tmp_path / "book.epd"
     fens = ["rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
@@ -453,11 +454,11 @@ def test_a_test_goes_on_from_the_openings_it_has_not_played(tmp_path: Path) -> N
     pgn = tmp_path / "games.pgn"
     common = ["--engine1", first_move, "--engine2", first_move, "--name1", "a", "--name2", "b",
               "--no-bench", "--nodes", "1", "--openings", str(book), "--max-plies", "6"]
-    assert main([*common, "--games", "2", "--skip-openings", "2", "--pgn", str(pgn)]) == 0
+    assert main([*common, "--games", "4", "--skip-openings", "2", "--pgn", str(pgn)]) == 0
     with pgn.open() as handle:
         games = list(iter(lambda: chess.pgn.read_game(handle), None))
     starts = [(game.headers["Opening"], game.headers["FEN"]) for game in games]
-    assert starts == [("book.epd:3", fens[2])] * 2
+    assert starts == [("book.epd:3", fens[2])] * 2 + [("book.epd:1", fens[0])] * 2
     with pytest.raises(SystemExit, match=r"--skip-openings 3: the book has only 3 openings"):
         main([*common, "--skip-openings", "3"])
     with pytest.raises(SystemExit, match="--skip-openings must be at least 0"):

@@ -154,9 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bench2", action="store_true", help="the same for engine2")
     parser.add_argument("--openings", type=Path, help="file of FEN/EPD start positions")
     parser.add_argument("--skip-openings", type=int, default=0, metavar="N",
-                        help="start from the book's opening N + 1: a stopped test goes on with "
-                             "openings its games have not played (pool the logs with "
-                             "tools.match.sprt_pool)")
+                        help="start from the book's opening N + 1 and wrap round to its first "
+                             "after its last: a stopped test goes on with openings its games "
+                             "have not played (pool the logs with tools.match.sprt_pool)")
     parser.add_argument("--variant", type=parse_variant, default=chess.Board,
                         help="play this variant (python-chess's name: 3check, kingofthehill, "
                              "...); python-chess sets UCI_Variant on both engines")
@@ -214,8 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.skip_openings >= len(openings):
         raise SystemExit(f"--skip-openings {args.skip_openings}: the book has only "
                          f"{len(openings)} openings")
-    # each opening keeps its name (``book.epd:LINE``), so the logs show where a test went on
-    openings = openings[args.skip_openings:]
+    # each opening keeps its name (``book.epd:LINE``), so the logs show where a test went on;
+    # the book is rotated, not cut, because a long test cycles it: cut, it would replay only
+    # the openings after N, over and over
+    openings = openings[args.skip_openings:] + openings[:args.skip_openings]
     if not args.no_bench:
         for spec in specs:
             signature = bench_signature(spec)
