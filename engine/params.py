@@ -105,7 +105,7 @@ PASSED_OWN_KING_EG = 2
 # --- learned evaluation ----------------------------------------------------------------------
 # The net the engine plays chess with unless ``EvalFile`` says otherwise: a bare file name is
 # looked up in ``engine/nets/`` (shipped with the package); "" is the hand-written evaluation.
-DEFAULT_EVAL_FILE = "kibitz-15.nnue"
+DEFAULT_EVAL_FILE = "kibitz-16.nnue"
 # The rules a loaded net plays, by VARIANT_* code (chess, three-check, king of the hill); the
 # others keep the hand-written evaluation.  In a variant the net (trained on chess) would score
 # the pieces and get the variant's own term below.  Measured with kibitz-2 against the
