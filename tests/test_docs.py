@@ -1,7 +1,8 @@
 """The manual's links stay true: every `[text](#anchor)` names a heading of its own file, every
-relative link names a file that exists (and the heading it names there), every
-`README "Section"` that config.yml points to is a heading of the README, the example chat line
-is the bot's, and every log line Troubleshooting quotes is one the bot can write."""
+relative link names a file that exists (and the heading it names there), every row of a table
+has its header's cells, every `README "Section"` that config.yml points to is a heading of the
+README, the example chat line is the bot's, and every log line Troubleshooting quotes is one the
+bot can write."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6} (.+?)\s*$", re.MULTILINE)
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 README_SECTION = re.compile(r'README "([^"]+)"')
+CELL_BAR = re.compile(r"(?<!\\)\|")  # GitHub splits cells at every bar not escaped, even in code
 
 
 def slug(heading: str) -> str:
@@ -55,6 +57,36 @@ def broken_links(path: Path) -> list[str]:
 @pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
 def test_every_link_leads_somewhere(path: Path) -> None:
     assert not broken_links(path)
+
+
+def ragged_table_rows(text: str) -> list[str]:
+    """The start of each table row whose cells are not as many as its header's: GitHub drops
+    the cells past the header's and shows a missing one blank, so a row short of its link
+    column loses the link without a word."""
+    ragged = []
+    width: int | None = None
+    for line in FENCE.sub("", text).splitlines():
+        row = line.strip()
+        if not row.startswith("|"):
+            width = None
+            continue
+        cells = len(CELL_BAR.split(row.removeprefix("|").removesuffix("|")))
+        if width is None:
+            width = cells
+        elif cells != width:
+            ragged.append(row[:60])
+    return ragged
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+def test_every_table_row_has_its_header_s_cells(path: Path) -> None:
+    assert not ragged_table_rows(path.read_text())
+
+
+def test_a_ragged_table_row_is_caught() -> None:
+    table = ("| change | verdict | section |\n| --- | --- | --- |\n| a | b | [c](#c) |\n"
+             "| `x\\|y` | kept | |\n| d | landed, no link |\n\n| one |\n| --- |\n| e |\n")
+    assert ragged_table_rows(table) == ["| d | landed, no link |"]
 
 
 def test_config_points_to_sections_the_readme_has() -> None:
