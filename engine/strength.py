@@ -70,7 +70,7 @@ ANCHORS: tuple[Anchor, ...] = (
     Anchor(1200, 4, 800, 96.0, 120, 0.35),
     Anchor(1400, 4, 1200, 90.0, 108, 0.40),
     Anchor(1600, 4, 2400, 82.5, 94, 0.45),  # interpolated (3,633 nodes): +111 with kibitz-15
-    Anchor(1800, 4, 11_000, 75.0, 80, 0.50),
+    Anchor(1800, 4, 6_800, 75.0, 80, 0.50),  # 11,000 with kibitz-12: +85 with kibitz-16
     Anchor(2000, 4, 28_000, 45.0, 55, 0.575),
     Anchor(2200, 2, 90_000, 15.0, 30, 0.65),  # 250,000 with kibitz-13: +191 with kibitz-15
     Anchor(2600, 1, 2_000_000, 0.0, 0, 0.80),
