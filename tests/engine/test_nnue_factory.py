@@ -23,6 +23,12 @@ from tools.nnue.data import decode_board, encode
 REPO = Path(__file__).resolve().parents[2]
 META = {"k": 205, "evaluation": "net 0123abcd", "net": "test.nnue", "nodes": 100,
         "source": "selfplay", "run": "20260101T000000Z-1"}
+# A game from a random opening can be adjudicated before its first sampled ply and write no
+# position (2 games in 300 at 100 nodes and 4 random plies); from the named openings alone the
+# node-bound searches are deterministic, and each of the 32 writes positions at the node
+# counts below, alone or against the engine at 50 nodes. Runs that must add positions in a
+# game or two start there.
+NAMED_OPENINGS = ["--random-plies", "0"]
 
 
 def _game(seed: int, plies: int) -> bytes:
@@ -221,7 +227,7 @@ def test_a_run_plays_the_net_it_read_when_the_file_goes_during_the_run(tmp_path:
     data = tmp_path / "data"
     process = subprocess.Popen(
         [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
-         "--nodes", "100", "--games", "2", "--evalfile", str(net_file)],
+         "--nodes", "100", "--games", "2", *NAMED_OPENINGS, "--evalfile", str(net_file)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None
     header = process.stdout.readline()  # printed once the net is read, before any player starts
@@ -409,8 +415,8 @@ def test_a_run_against_another_engine_keeps_its_source_and_score(
     data = tmp_path / "data"
     run = subprocess.run(
         [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
-         "--nodes", "100", "--games", "2", "--opponent", "kibitz", "--opponent-nodes", "50",
-         "--opponent-option", "Hash=4"],
+         "--nodes", "100", "--games", "2", *NAMED_OPENINGS, "--opponent", "kibitz",
+         "--opponent-nodes", "50", "--opponent-option", "Hash=4"],
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stdout + run.stderr
     (line,) = ledger.read_ledger(data)
@@ -433,8 +439,9 @@ def test_a_run_shares_its_time_between_the_opponent_and_self_play(
     data = tmp_path / "data"
     run = subprocess.run(
         [sys.executable, "-m", "tools.nnue.factory", "run", "--dir", str(data), "--jobs", "1",
-         "--nodes", "100", "--games", "1", "--seconds", "3600", "--opponent", "kibitz",
-         "--opponent-nodes", "50", "--opponent-option", "Hash=4", "--opponent-share", "0.3"],
+         "--nodes", "100", "--games", "1", *NAMED_OPENINGS, "--seconds", "3600",
+         "--opponent", "kibitz", "--opponent-nodes", "50", "--opponent-option", "Hash=4",
+         "--opponent-share", "0.3"],
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stdout + run.stderr
     versus, selfplay = ledger.read_ledger(data)
