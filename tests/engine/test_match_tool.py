@@ -431,6 +431,54 @@ def test_pooled_logs_pair_games_by_opening_whatever_order_they_finished_in(
     assert f"LLR {llr([0, 1, 0, 0, 1], 0, 10):+.2f}" in out
 
 
+def test_carried_counts_go_on_as_if_the_earlier_logs_were_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test moved to another machine: its earlier pool's printed counts, carried, give the
+    same W/L/D, pairs and LLR as the earlier logs themselves."""
+    from tools.match.sprt_pool import main as sprt_pool
+
+    earlier = tmp_path / "earlier.log"
+    earlier.write_text(
+        "game   1 book1.epd:1              kibitz white: 1-0     (checkmate)  score 1-0-0\n"
+        "game   2 book1.epd:1              kibitz black: 1/2-1/2 (fifty_moves)  score 1-0-1\n"
+        "game   3 book1.epd:2              kibitz white: 1-0     (checkmate)  score 2-0-1\n"
+        "game   4 book1.epd:2              kibitz black: 1-0     (checkmate)  score 2-1-1\n"
+        "game   5 book1.epd:3              kibitz white: 1-0     (checkmate)  score 3-1-1\n"
+    )
+    later = tmp_path / "later.log"
+    later.write_text(
+        "game   1 book2.epd:4              kibitz white: 0-1     (checkmate)  score 0-1-0\n"
+        "game   2 book2.epd:4              kibitz black: 0-1     (checkmate)  score 1-1-0\n"
+    )
+    assert sprt_pool(["--sprt", "0", "10", "0.05", "0.05", str(earlier), str(later)]) == 0
+    both = capsys.readouterr().out
+    # earlier: W 3 L 1 D 1, pairs WD and WL (DD+WL), game 5 alone
+    assert sprt_pool(["--sprt", "0", "10", "0.05", "0.05",
+                      "--carried", "3", "1", "1", "0", "0", "1", "1", "0", str(later)]) == 0
+    carried = capsys.readouterr().out
+    assert "from 1 logs and the carried counts: W 4 L 2 D 1" in carried
+    assert "[0, 0, 2, 1, 0]" in carried
+    assert carried.replace(" and the carried counts", "").replace("from 1 logs", "from 2 logs") \
+        == both
+
+
+@pytest.mark.parametrize(("counts", "named"), [
+    (["1", "2", "3"], "expected 8 arguments"),
+    (["1", "0", "0", "0", "0", "-1", "0", "0"], "negative"),
+    (["1", "0", "0", "0", "0", "0", "0", "1"], "1 pairs need 2 games"),
+    (["0", "2", "0", "0", "0", "0", "0", "1"], "cannot hold pairs worth 2"),
+])
+def test_carried_counts_that_no_pool_could_print_are_refused_by_name(
+    capsys: pytest.CaptureFixture[str], counts: list[str], named: str
+) -> None:
+    from tools.match.sprt_pool import main as sprt_pool
+
+    with pytest.raises(SystemExit):
+        sprt_pool(["--sprt", "0", "10", "0.05", "0.05", "--carried", *counts])
+    assert named in capsys.readouterr().err
+
+
 def test_pooling_names_a_log_it_cannot_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

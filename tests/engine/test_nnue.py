@@ -510,3 +510,19 @@ def test_a_default_net_is_found_by_name_and_a_missing_one_leaves_the_hand_writte
     text = session("absent.nnue")
     assert "info string error EvalFile: net file absent.nnue: cannot be read" in text
     assert "info string eval net none" in text
+
+
+def test_each_candidate_net_in_the_repository_is_recorded_and_loads() -> None:
+    """A candidate net (engine/nets/candidates/) is committed so that a fine-tune outlives the
+    machine its data was made on; its README must carry its sha256 (the record of its data,
+    recipe and SPRT state is keyed by it) and the file must be a net the engine reads."""
+    import hashlib
+
+    folder = nnue.NETS_DIR / "candidates"
+    record = (folder / "README.md").read_text()
+    for path in sorted(folder.glob("*.nnue")):
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        assert f"`{path.name}`" in record, f"{path.name} is not in {folder}/README.md"
+        assert digest in record, f"{path.name}: sha256 {digest} is not in the README"
+        assert nnue.parse_net(data, path.name).hidden > 0  # NetFileError names what is wrong
