@@ -305,7 +305,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "included) N times an epoch, the others once: the middle game "
                              "weighs more against self-play's many endings")
     parser.add_argument("--seed", type=int, default=1)
+    # PyTorch takes every core by default: two trainings at once on two cores then took 446 s
+    # an epoch where one alone took 86.5 s (docs/RESULTS.md); give each one thread instead.
+    parser.add_argument("--threads", type=int,
+                        help="CPU threads for PyTorch (default: its own, one per core); one "
+                             "each when trainings run beside each other or the factory")
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise SystemExit(f"--threads must be 1 or more, not {args.threads}")
+        torch.set_num_threads(args.threads)
     try:
         by_pieces = None if args.repeat_pieces is None else PiecesRepeat.parse(args.repeat_pieces)
     except ValueError as error:
