@@ -12,6 +12,7 @@ with the index ``inputs`` (an all-zero row of the trainer's embedding).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,11 @@ MAX_PIECES = nnue.MAX_PIECES
 KING_NIBBLE = 5  # a record's nibble: type - 1 (the king is 5), + 8 for black
 
 IndexArray = npt.NDArray[np.int16]
+# A net's held-out loss is also given by pieces on the board (kings included): the ending, the
+# middle game, and 25 or more (where the games against stronger engines are judged: Ethereal's
+# claims of an advantage come at a median of 29 pieces).
+HELD_OUT_PIECE_EDGES = (2, 11, 25, MAX_PIECES + 1)
+HELD_OUT_PHASES = tuple(f"{low}-{high - 1}" for low, high in pairwise(HELD_OUT_PIECE_EDGES))
 # Records turned into input indices at a time: the unpacking's intermediates take about 2 KB a
 # record, so all of a 16 M-position set at once needed more than 24 GB.
 FEATURE_CHUNK = 1 << 20
@@ -68,6 +74,18 @@ KING_LAYOUTS: dict[str, KingLayout] = {
                                      [6, 6, 6, 6], [6, 6, 6, 6], [7, 7, 7, 7],
                                      [7, 7, 7, 7]]), True),
 }
+
+
+def layout_name_of(net: nnue.Net) -> str | None:
+    """The name in ``KING_LAYOUTS`` of a net's king buckets (None for a net without them), so
+    that its records' inputs are computed as the engine computes them; a net whose table and
+    mirroring are none of them is refused (``ValueError``)."""
+    if net.king_buckets <= 1:
+        return None
+    for name, known in KING_LAYOUTS.items():
+        if np.array_equal(known.table, net.king_table) and known.mirror == net.king_mirror:
+            return name
+    raise ValueError(f"{net.path}: its king buckets are none of KING_LAYOUTS")
 
 
 def inputs_of(layout: KingLayout | None) -> int:

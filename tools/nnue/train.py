@@ -41,7 +41,6 @@ import math
 import sys
 import time
 from collections.abc import Sequence
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -51,12 +50,15 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 from engine import nnue
 from tools.nnue import scale as nnue_scale
 from tools.nnue.features import (
+    HELD_OUT_PHASES,
+    HELD_OUT_PIECE_EDGES,
     KING_LAYOUTS,
     KingLayout,
     PiecesRepeat,
     features,
     file_mirror,
     inputs_of,
+    layout_name_of,
     pieces,
 )
 from tools.nnue.shards import mean_by_group, origin_repeats, training_sources
@@ -72,10 +74,6 @@ OUT_LIMIT = 32767 / QB
 
 # Positions per forward pass when a loss is measured without training (the held-out set).
 EVAL_BATCH = 1 << 16
-# the held-out loss is also printed by pieces on the board: the ending, the middle game, and
-# 25 or more (where the games against stronger engines are judged: Ethereal's claims of an
-# advantage come at a median of 29 pieces)
-HELD_OUT_PIECE_EDGES = (2, 11, 25, MAX_PIECES + 1)
 
 
 def widen(batch: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -331,12 +329,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"N={init.hidden} (N stays, or grows)")
         args.activation = init.activation_name
         if init.king_buckets > 1 and args.king_layout is None:
-            args.king_layout = next(
-                (name for name, known in KING_LAYOUTS.items()
-                 if np.array_equal(known.table, init.king_table)
-                 and known.mirror == init.king_mirror), None)
-            if args.king_layout is None:
-                raise SystemExit("--init: its king buckets are none of KING_LAYOUTS")
+            try:
+                args.king_layout = layout_name_of(init)
+            except ValueError as error:
+                raise SystemExit(f"--init: {error}") from None
         args.buckets = init.buckets if args.buckets is None else args.buckets
         if init.buckets not in (1, args.buckets):
             raise SystemExit(f"--buckets {args.buckets}: the --init net has {init.buckets} "
@@ -390,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         valid_origin.append(np.full(len(valid_parts[-1]), origins.index(source.origin),
                                     dtype=np.int64))
     origin_ids = np.concatenate(valid_origin)
-    phase_names = [f"{low}-{high - 1}" for low, high in pairwise(HELD_OUT_PIECE_EDGES)]
+    phase_names = list(HELD_OUT_PHASES)
     records = np.concatenate(train_parts + valid_parts)
     split = sum(len(part) for part in train_parts)
     white, black, stm = features(records, layout)
