@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 import chess
@@ -31,13 +31,15 @@ def first_legal(board: chess.Board) -> chess.Move:
 
 def serve(name: str, options: Sequence[str] = (), *, log: TextIO | None = None,
           info: bool = True, answer_go: bool = True, exit_on_go: int | None = None,
-          outlive_input: bool = False) -> None:
+          outlive_input: bool = False,
+          info_of: Callable[[chess.Board], str] | None = None) -> None:
     """Answer UCI commands on stdin until `quit` or its end. `options`: the `option` lines
     `uci` declares; `log`: where each line received is written (stripped) as it comes;
     `info`: send an `info ... pv` line before each `bestmove`, as engines do; `answer_go`
     False: read `go` and never answer, as a hung engine does; `exit_on_go`: exit with this
     status at the first `go`, as an engine that crashes does; `outlive_input`: keep running
-    after the end of stdin, so that only `quit` (or a signal) ends the process."""
+    after the end of stdin, so that only `quit` (or a signal) ends the process; `info_of`:
+    the score words of that `info` line for a board (`score cp 0` without it)."""
     board = chess.Board()
     for raw in sys.stdin:
         line = raw.strip()
@@ -57,7 +59,8 @@ def serve(name: str, options: Sequence[str] = (), *, log: TextIO | None = None,
         elif command == "go" and answer_go:
             move = first_legal(board).uci()
             if info:
-                print(f"info depth 1 score cp 0 pv {move}")
+                words = "score cp 0" if info_of is None else info_of(board)
+                print(f"info depth 1 {words} pv {move}")
             print(f"bestmove {move}", flush=True)
         elif command == "quit":
             return

@@ -142,6 +142,19 @@ def play_watched(engine: chess.engine.SimpleEngine, board: chess.Board,
         watchdog.cancel()
 
 
+def search_fresh(engine: chess.engine.SimpleEngine, engine_text: str, board: chess.Board,
+                 nodes: int, timeout_s: float) -> chess.engine.PlayResult:
+    """One search of ``board`` at ``nodes``, in a game of its own (``ucinewgame``: nothing of
+    the search before is read from the table), with the score in its info; an engine that
+    gives no move within ``timeout_s`` is killed and named (``SystemExit``)."""
+    try:
+        return play_watched(engine, board, chess.engine.Limit(nodes=nodes), timeout_s,
+                            info=chess.engine.INFO_SCORE, game=object())
+    except EngineHung:
+        raise SystemExit(f"engine {engine_text!r} gave no move within {timeout_s:g} s "
+                         f"in {board.fen()}: killed") from None
+
+
 # `bench` output: Stockfish and kibitz print "Nodes searched : N" and "Nodes/second : N",
 # Ethereal "Nodes : N" and "NPS : N".
 _BENCH_NODES = re.compile(r"^\s*Nodes(?: searched)?\s*:\s*(\d+)\s*$", re.MULTILINE)

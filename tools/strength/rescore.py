@@ -31,13 +31,7 @@ from pathlib import Path
 import chess
 import chess.engine
 
-from tools.common.engines import (
-    EngineHung,
-    check_installed,
-    make_spec,
-    open_engine,
-    play_watched,
-)
+from tools.common.engines import check_installed, make_spec, open_engine, search_fresh
 from tools.common.openings import load_openings
 from tools.common.referee import parse_option
 from tools.common.scores import MATE_CP
@@ -71,12 +65,7 @@ def search_all(engine_text: str, options: dict[str, str], boards: Sequence[chess
             engine.configure({"Hash": DEFAULT_HASH_MB})
         scores = []
         for board in boards:
-            try:
-                found = play_watched(engine, board, chess.engine.Limit(nodes=nodes), timeout_s,
-                                     info=chess.engine.INFO_SCORE, game=object())
-            except EngineHung:
-                raise SystemExit(f"engine {engine_text!r} gave no move within {timeout_s:g} s "
-                                 f"in {board.fen()}: killed") from None
+            found = search_fresh(engine, engine_text, board, nodes, timeout_s)
             score = found.info.get("score")
             if score is None:
                 raise SystemExit(f"engine {engine_text!r} gave no score in {board.fen()}")
