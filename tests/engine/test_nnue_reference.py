@@ -14,7 +14,14 @@ from engine import nnue, params
 from tests.engine.conftest import random_boards
 from tests.engine.material_engine import material_reading
 from tools.nnue import heldout, reference, shards
-from tools.nnue.data import RECORD_DTYPE, encode
+from tools.nnue.data import (
+    RECORD_DTYPE,
+    data_k,
+    decode_board,
+    encode,
+    file_ks,
+    read_records,
+)
 
 HERE = Path(__file__).resolve().parent
 MATERIAL = f"{sys.executable} {HERE / 'material_engine.py'}"
@@ -46,7 +53,7 @@ def test_the_sample_is_drawn_evenly_through_the_data(
         tmp_path: Path, boards: list[chess.Board]) -> None:
     drawn = reference.sample([_data(tmp_path, boards)], 10)
     step = len(boards) // 10
-    assert [_placement(b.fen()) for b in drawn] == [
+    assert [_placement(decode_board(r).fen()) for r in drawn] == [
         _placement(b.fen()) for b in boards[::step][:10]]
     assert len(reference.sample([tmp_path], 10 * len(boards))) == len(boards)
 
@@ -129,8 +136,24 @@ def test_the_command_samples_judges_and_writes(
         tmp_path: Path, boards: list[chess.Board], capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "data").mkdir()
     data = _data(tmp_path / "data", boards)
-    out = tmp_path / "ref.tsv"
+    out, records = tmp_path / "ref.tsv", tmp_path / "ref.bin"
     assert reference.main(["--data", str(data), "--out", str(out), "--positions", "8",
-                           "--nodes", "100", "--engine", MATERIAL]) == 0
-    assert len(reference.read(out)) == 8
-    assert "8 positions judged" in capsys.readouterr().out
+                           "--nodes", "100", "--engine", MATERIAL, "--records",
+                           str(records)]) == 0
+    judged = reference.read(out)
+    assert len(judged) == 8
+    printed = capsys.readouterr().out
+    assert "8 positions judged" in printed and f"{records}: 8 training records" in printed
+    # the records hold the reference's scores, the games' results, and the K that fits them
+    written = read_records(records)
+    assert written["score"].tolist() == [j.score_cp for j in judged]
+    assert set(written["result"].tolist()) == {1}
+    assert data_k(records) == reference.fitted_k(judged)
+    assert file_ks([records], None) == [reference.fitted_k(judged)]
+
+
+def test_the_fitted_k_turns_the_references_centipawns_into_its_expectations() -> None:
+    fen = chess.STARTING_FEN
+    judged = [reference.Judged(fen, cp, float(1 / (1 + np.exp(-cp / 250))))
+              for cp in range(-600, 601, 40)]
+    assert reference.fitted_k(judged) == 250

@@ -17,12 +17,19 @@ trained on.
 
 The file: a comment line naming the engine, its nodes and the data, then one line a position,
 ``FEN<TAB>cp<TAB>expectation`` (side to move's view; a mate is ``MATE_CP`` less its distance).
+
+``--records OUT.bin`` also writes the judged positions as training records of
+``tools.nnue.data`` (the reference's score, the game's result) with their sidecar, whose K is
+the one that turns the reference's centipawns into its win expectations best (least squares):
+a net can then be trained towards the stronger engine's judgement (``tools.nnue.train --data
+OUT.bin``, its origin ``records``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +41,7 @@ import numpy as np
 
 from tools.common.engines import check_installed, make_spec, open_engine, search_fresh
 from tools.common.scores import MATE_CP
-from tools.nnue.data import decode_board
+from tools.nnue.data import MAX_SCORE_CP, Records, decode_board, encode, meta_path
 from tools.nnue.shards import training_sources
 
 DEFAULT_POSITIONS = 10_000
@@ -45,6 +52,8 @@ DEFAULT_ENGINE = "stockfish"
 DEFAULT_HASH_MB = 16
 DEFAULT_TIMEOUT_S = 120.0
 COMMENT = "#"
+# The K of a reference's centipawns is searched on this grid (cp a unit of the sigmoid).
+K_GRID_CP = np.arange(50, 801)
 
 
 @dataclass(frozen=True)
@@ -60,11 +69,32 @@ class ReferenceFileError(ValueError):
     """A reference file that cannot be read: the message names the file and the line."""
 
 
-def sample(paths: Sequence[Path], positions: int) -> list[chess.Board]:
-    """``positions`` boards drawn evenly through the data's records (all of them if fewer)."""
+def sample(paths: Sequence[Path], positions: int) -> Records:
+    """``positions`` records drawn evenly through the data's (all of them if fewer)."""
     records = np.concatenate([source.records for source in training_sources(paths, None)])
     step = max(1, len(records) // positions)
-    return [decode_board(record) for record in records[::step][:positions]]
+    return records[::step][:positions]
+
+
+def fitted_k(judged: Sequence[Judged]) -> int:
+    """The K (cp) whose ``sigmoid(cp / K)`` is nearest the reference's win expectations."""
+    score = np.clip(np.array([j.score_cp for j in judged], dtype=np.float64),
+                    -MAX_SCORE_CP, MAX_SCORE_CP)
+    expectation = np.array([j.expectation for j in judged], dtype=np.float64)
+    errors = [float(np.mean((1.0 / (1.0 + np.exp(-score / k)) - expectation) ** 2))
+              for k in K_GRID_CP]
+    return int(K_GRID_CP[int(np.argmin(errors))])
+
+
+def write_records(out: Path, records: Records, judged: Sequence[Judged], engine: str) -> int:
+    """The judged positions as training records (the reference's score, each record's game
+    result) and their sidecar with the fitted K; the K."""
+    k = fitted_k(judged)
+    out.write_bytes(b"".join(encode(chess.Board(j.fen), j.score_cp, int(record["result"]))
+                             for record, j in zip(records, judged, strict=True)))
+    meta_path(out).write_text(json.dumps({"evaluation": engine, "k": k}) + "\n",
+                              encoding="utf-8")
+    return k
 
 
 def judge(boards: Sequence[chess.Board], engine_text: str, nodes: int,
@@ -144,14 +174,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="an alias of tools.match or a command line; it must report WDL")
     parser.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S,
                         help="an engine silent this long on one position is killed")
+    parser.add_argument("--records", type=Path,
+                        help="also write the positions as training records with the "
+                             "reference's scores (and a sidecar with their K)")
     args = parser.parse_args(argv)
     if args.positions < 1 or args.nodes < 1 or args.timeout_s <= 0:
         parser.error("--positions, --nodes and --timeout-s must be positive")
-    boards = sample(args.data, args.positions)
-    judged = judge(boards, args.engine, args.nodes, args.timeout_s)
-    write(args.out, judged, f"{args.engine} at {args.nodes} nodes, {len(judged)} positions of "
+    records = sample(args.data, args.positions)
+    judged = judge([decode_board(record) for record in records], args.engine, args.nodes,
+                   args.timeout_s)
+    label = f"{args.engine} at {args.nodes} nodes"
+    write(args.out, judged, f"{label}, {len(judged)} positions of "
                             f"{' '.join(str(p) for p in args.data)}")
-    print(f"{args.out}: {len(judged)} positions judged by {args.engine} at {args.nodes} nodes")
+    print(f"{args.out}: {len(judged)} positions judged by {label}")
+    if args.records is not None:
+        k = write_records(args.records, records, judged, label)
+        print(f"{args.records}: {len(judged)} training records, K {k}")
     return 0
 
 
