@@ -22,7 +22,7 @@ the engine's own labels, which every fine-tune of the net that made them learns.
 output is first scaled by the one factor that fits it best (printed as ``scale``: a net and
 the reference need not agree on how decisive a score is, only on which positions are better),
 then the error is the squared difference of the two win chances.  On the chain of default
-nets this error fell at every step that passed its SPRT, by about 1% for 10 to 18 Elo, where
+nets this error fell at every step that passed its SPRT, by about 1% for 11 to 20 Elo, where
 the self-play loss put the candidates' gains at a fifth of such a step (docs/RESULTS.md).
 """
 
@@ -51,7 +51,7 @@ from tools.nnue.features import (
     record_pieces,
 )
 from tools.nnue.reference import Judged, ReferenceFileError
-from tools.nnue.shards import training_sources
+from tools.nnue.shards import mean_by_group, training_sources
 
 # Positions scored at a time: the gathered weight rows take 32 x N x 4 bytes a position.
 CHUNK = 1 << 14
@@ -155,12 +155,6 @@ def block_se(diff: FloatArray, block: npt.NDArray[np.int64]) -> float:
     return float(np.sqrt(spread * float((weights ** 2).sum())))
 
 
-def by_phase(values: FloatArray, phase: npt.NDArray[np.int64]) -> dict[str, float]:
-    counts = np.bincount(phase, minlength=len(HELD_OUT_PHASES))
-    sums = np.bincount(phase, weights=values, minlength=len(HELD_OUT_PHASES))
-    return {name: float(sums[i] / counts[i]) for i, name in enumerate(HELD_OUT_PHASES) if counts[i]}
-
-
 def load_positions(paths: Sequence[Path], tail: float, block_size: int) -> Positions:
     """The positions of the data files (each one's last ``tail`` share), blocked within each
     file: a block never spans two files."""
@@ -189,7 +183,8 @@ def paired(names: Sequence[str], errors: Sequence[FloatArray], phase: npt.NDArra
     rows = []
     for name, error, scale in zip(names, errors, scales, strict=True):
         diff = error - errors[0]
-        rows.append(Paired(name, float(error.mean()), by_phase(error, phase), float(diff.mean()),
+        rows.append(Paired(name, float(error.mean()),
+                           mean_by_group(error, phase, HELD_OUT_PHASES), float(diff.mean()),
                            block_se(diff, block), scale))
     return rows
 
@@ -213,12 +208,11 @@ def compare(nets: Sequence[nnue.Net], positions: Positions, wdl: float) -> list[
 def fitted_errors(logits: FloatArray, expectation: FloatArray) -> tuple[float, FloatArray]:
     """The factor of ``logits`` whose win chances are nearest the expectations (least
     squares, on ``REFERENCE_SCALES``), and each position's squared error at it."""
-    best_scale, best_error = 1.0, np.full(len(logits), np.inf)
-    for scale in REFERENCE_SCALES:
-        error = (1.0 / (1.0 + np.exp(-scale * logits)) - expectation) ** 2
-        if error.mean() < best_error.mean():
-            best_scale, best_error = float(scale), error
-    return best_scale, np.asarray(best_error, dtype=np.float64)
+    means = [float(np.mean((1.0 / (1.0 + np.exp(-scale * logits)) - expectation) ** 2))
+             for scale in REFERENCE_SCALES]
+    best = float(REFERENCE_SCALES[int(np.argmin(means))])
+    return best, np.asarray((1.0 / (1.0 + np.exp(-best * logits)) - expectation) ** 2,
+                            dtype=np.float64)
 
 
 def reference_records(judged: Sequence[Judged]) -> npt.NDArray[np.void]:
