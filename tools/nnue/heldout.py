@@ -208,11 +208,13 @@ def compare(nets: Sequence[nnue.Net], positions: Positions, wdl: float) -> list[
 def fitted_errors(logits: FloatArray, expectation: FloatArray) -> tuple[float, FloatArray]:
     """The factor of ``logits`` whose win chances are nearest the expectations (least
     squares, on ``REFERENCE_SCALES``), and each position's squared error at it."""
-    means = [float(np.mean((1.0 / (1.0 + np.exp(-scale * logits)) - expectation) ** 2))
-             for scale in REFERENCE_SCALES]
+    def squared_errors(scale: float) -> FloatArray:
+        return np.asarray((1.0 / (1.0 + np.exp(-scale * logits)) - expectation) ** 2,
+                          dtype=np.float64)
+
+    means = [float(squared_errors(float(scale)).mean()) for scale in REFERENCE_SCALES]
     best = float(REFERENCE_SCALES[int(np.argmin(means))])
-    return best, np.asarray((1.0 / (1.0 + np.exp(-best * logits)) - expectation) ** 2,
-                            dtype=np.float64)
+    return best, squared_errors(best)
 
 
 def reference_records(judged: Sequence[Judged]) -> npt.NDArray[np.void]:
